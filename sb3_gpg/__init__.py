@@ -1,0 +1,11 @@
+import os
+
+from sb3_gpg.common.buffers import GroupDictRolloutBuffer, GroupRolloutBuffer
+from sb3_gpg.gpg import GPG
+
+# Read version from file
+version_file = os.path.join(os.path.dirname(__file__), "version.txt")
+with open(version_file) as file_handler:
+    __version__ = file_handler.read().strip()
+
+__all__ = ["GPG", "GroupDictRolloutBuffer", "GroupRolloutBuffer"]

@@ -1,0 +1,260 @@
+from collections.abc import Generator, Sequence
+
+import numpy as np
+import torch as th
+from gymnasium import spaces
+from stable_baselines3.common.buffers import DictRolloutBuffer, RolloutBuffer
+from stable_baselines3.common.preprocessing import get_obs_shape, is_image_space
+from stable_baselines3.common.type_aliases import DictRolloutBufferSamples, RolloutBufferSamples
+from stable_baselines3.common.vec_env import VecNormalize
+
+from sb3_gpg.common.binning import Binning, bin_keys, binning_levels, check_group_arguments
+from sb3_gpg.common.group_baseline import group_baselines
+
+OBSERVATION_BINNINGS = ("spatial", "spatial_time", "state")
+
+
+def _is_discrete_space(space: spaces.Space) -> bool:
+    if isinstance(space, spaces.Dict):
+        return all(_is_discrete_space(subspace) for subspace in space.spaces.values())
+    if isinstance(space, spaces.Box):
+        return np.issubdtype(space.dtype, np.integer)
+    return isinstance(space, (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary))
+
+
+def _has_image_space(space: spaces.Space) -> bool:
+    if isinstance(space, spaces.Dict):
+        return any(_has_image_space(subspace) for subspace in space.spaces.values())
+    return is_image_space(space, check_channels=False)
+
+
+def _flat_obs_dim(space: spaces.Space) -> int:
+    if isinstance(space, spaces.Dict):
+        return sum(_flat_obs_dim(subspace) for subspace in space.spaces.values())
+    return int(np.prod(get_obs_shape(space)))  # type: ignore[arg-type]
+
+
+class GroupRolloutBuffer(RolloutBuffer):
+    """
+    Rollout buffer of Group Policy Gradient (GPG): the advantage of a sample is its discounted Monte-Carlo return
+    minus the group baseline of its bin, the mean first-visit return of the rollout's trajectories in that bin.
+
+    It keeps ``RolloutBuffer``'s interface; only ``compute_returns_and_advantage`` changes, after which ``returns``
+    holds the returns, ``values`` the baselines and ``advantages`` their difference. The episode time of every sample
+    is tracked from the ``episode_start`` flags given to ``add`` and carries across rollouts.
+
+    :param buffer_size: Number of steps per env in a rollout (n_steps)
+    :param observation_space: Observation space
+    :param action_space: Action space
+    :param device: PyTorch device
+    :param gae_lambda: Ignored: GPG's returns are Monte-Carlo (accepted for ``RolloutBuffer``'s interface)
+    :param gamma: Discount factor
+    :param n_envs: Number of parallel environments
+    :param binning: ``"time"`` (episode time), ``"rollout_step"`` (row in the rollout), ``"universal"`` (one bin),
+        ``"spatial"`` (Round(obs / bin_size)), ``"spatial_time"`` (both), ``"state"`` (the observation itself, for
+        discrete observation spaces), or a callable ``f(obs, t) -> keys`` with obs of shape (n_steps, n_envs, ...)
+        (a dict of such arrays for Dict spaces), t the episode times (n_steps, n_envs), and one integer key per sample
+    :param bin_size: epsilon of the spatial bins, one float or one value per flattened observation dimension
+    :param leave_one_out: leave the sample's own trajectory out of its baseline
+    :param min_bin_count: a bin holding fewer returns (other trajectories' only, under ``leave_one_out``) takes its
+        baseline from the next coarser binning (spatial_time -> time -> universal; others -> universal); where even
+        universal holds too few, the advantage is 0
+    :param truncated_returns: ``"keep"`` uses returns cut by the rollout's end as they are (as in the paper);
+        ``"mask"`` leaves those samples out of the bins and out of the loss
+    """
+
+    def __init__(
+        self,
+        buffer_size: int,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        device: th.device | str = "auto",
+        gae_lambda: float = 1.0,
+        gamma: float = 0.99,
+        n_envs: int = 1,
+        binning: Binning = "time",
+        bin_size: float | Sequence[float] = 1.0,
+        leave_one_out: bool = False,
+        min_bin_count: int = 1,
+        truncated_returns: str = "keep",
+    ):
+        self.bin_size = check_group_arguments(
+            binning, bin_size, min_bin_count, truncated_returns, obs_dim=_flat_obs_dim(observation_space)
+        )
+        if binning in OBSERVATION_BINNINGS:
+            self._check_observation_binning(binning, observation_space)
+        self.binning = binning
+        self.leave_one_out = leave_one_out
+        self.min_bin_count = int(min_bin_count)
+        self.truncated_returns = truncated_returns
+        # Episode time of the next sample of each env; carried across rollouts, so not cleared by reset()
+        self._next_episode_times = np.zeros(n_envs, dtype=np.int64)
+        self.group_stats: dict[str, float] = {}
+        # Samples that enter the loss, flattened as `get` flattens (env-major); None when all do
+        self.loss_mask: np.ndarray | None = None
+        super().__init__(buffer_size, observation_space, action_space, device, gae_lambda=gae_lambda, gamma=gamma, n_envs=n_envs)
+
+    @staticmethod
+    def _check_observation_binning(binning: str, observation_space: spaces.Space) -> None:
+        if _has_image_space(observation_space):
+            raise ValueError(
+                f"{binning} binning on image observations puts almost every sample in a bin of its own (one cell per "
+                "pixel value), so the baselines equal the returns and the advantages vanish. Use binning='time', or "
+                "a callable f(obs, t) -> keys on features you choose."
+            )
+        if binning == "state" and not _is_discrete_space(observation_space):
+            raise ValueError(
+                f"state binning needs a discrete observation space (Discrete, MultiDiscrete, MultiBinary or an integer "
+                f"Box), got {observation_space}. For continuous observations use binning='spatial' or 'spatial_time' "
+                "with a bin_size."
+            )
+
+    def reset(self) -> None:
+        self.episode_times = np.zeros((self.buffer_size, self.n_envs), dtype=np.int64)
+        self.loss_mask = None
+        super().reset()
+
+    def add(self, obs, action, reward, episode_start, value, log_prob) -> None:  # type: ignore[override]
+        """
+        Add one step of every env; see ``RolloutBuffer.add``.
+
+        :raises ValueError: if a reward or a float observation is NaN or infinite
+        """
+        self._check_finite("reward", reward)
+        for key, value_ in (obs.items() if isinstance(obs, dict) else [("observation", obs)]):
+            self._check_finite(key, value_)
+        starts = np.asarray(episode_start, dtype=bool).reshape(self.n_envs)
+        self.episode_times[self.pos] = np.where(starts, 0, self._next_episode_times)
+        self._next_episode_times = self.episode_times[self.pos] + 1
+        super().add(obs, action, reward, episode_start, value, log_prob)
+
+    def _check_finite(self, name: str, array: np.ndarray) -> None:
+        array = np.asarray(array)
+        if not np.issubdtype(array.dtype, np.floating):
+            return
+        finite = np.isfinite(array.reshape(self.n_envs, -1)).all(axis=1)
+        if not finite.all():
+            bad_envs = np.flatnonzero(~finite).tolist()
+            raise ValueError(
+                f"Non-finite {name} at rollout step {self.pos}, env(s) {bad_envs}: "
+                f"{array.reshape(self.n_envs, -1)[bad_envs[0]]}. It would turn GPG's returns and the group baselines "
+                "of the whole rollout into NaN. Fix the environment, or wrap it in "
+                "VecCheckNan(env, raise_exception=True) to find the step that produces it."
+            )
+
+    def compute_returns_and_advantage(self, last_values: th.Tensor, dones: np.ndarray) -> None:
+        """
+        Monte-Carlo returns, group baselines and advantages of the rollout.
+
+        :param last_values: Ignored: GPG never bootstraps (accepted for ``RolloutBuffer``'s interface)
+        :param dones: whether each env's last step ended its episode
+        """
+        cut_by_rollout_end = self._compute_returns(np.asarray(dones, dtype=bool).reshape(self.n_envs))
+
+        # Env-major order (as `get` flattens) keeps each trajectory's samples in time order, as first visits need
+        def env_major(array: np.ndarray) -> np.ndarray:
+            return array.swapaxes(0, 1).reshape(-1)
+
+        in_group = ~env_major(cut_by_rollout_end) if self.truncated_returns == "mask" else np.ones(self.size() * self.n_envs, bool)
+        starts = self.episode_starts.astype(bool)
+        starts[0] = True  # a trajectory also starts at the rollout's first row
+        trajectory_ids = np.cumsum(env_major(starts)) - 1
+        returns = env_major(self.returns)
+        level_keys = [env_major(self._bin_keys(level))[in_group] for level in binning_levels(self.binning)]
+        baselines, stats = group_baselines(
+            level_keys, trajectory_ids[in_group], returns[in_group], self.leave_one_out, self.min_bin_count
+        )
+
+        flat_baselines = returns.astype(np.float64)  # samples outside the group get advantage 0
+        flat_baselines[in_group] = baselines
+        self.values[:] = flat_baselines.reshape(self.n_envs, self.buffer_size).T
+        self.advantages[:] = self.returns - self.values
+        self.loss_mask = None if in_group.all() else in_group
+        self.group_stats = {**stats, "truncated_share": float(cut_by_rollout_end.mean())}
+
+    def _compute_returns(self, dones: np.ndarray) -> np.ndarray:
+        """
+        Fill ``self.returns`` with the discounted sum of rewards up to the end of the episode or of the rollout.
+
+        :param dones: whether each env's last step ended its episode
+        :return: which samples' returns were cut by the rollout's end, shape (n_steps, n_envs)
+        """
+        cut_by_rollout_end = np.zeros((self.buffer_size, self.n_envs), dtype=bool)
+        self.returns[-1] = self.rewards[-1]
+        cut_by_rollout_end[-1] = ~dones
+        for step in reversed(range(self.buffer_size - 1)):
+            continues = self.episode_starts[step + 1] == 0
+            self.returns[step] = self.rewards[step] + self.gamma * continues * self.returns[step + 1]
+            cut_by_rollout_end[step] = continues & cut_by_rollout_end[step + 1]
+        return cut_by_rollout_end
+
+    def _bin_keys(self, binning: Binning) -> np.ndarray:
+        """
+        :return: the bin key of every sample, shape (n_steps, n_envs)
+        """
+        shape = (self.buffer_size, self.n_envs)
+        if callable(binning):
+            keys = np.asarray(binning(self.observations, self.episode_times))
+            if keys.shape != shape or not np.issubdtype(keys.dtype, np.integer):
+                raise ValueError(
+                    f"The binning function {getattr(binning, '__name__', binning)} returned keys of shape {keys.shape} "
+                    f"and dtype {keys.dtype}; it must return one integer key per sample, shape (n_steps, n_envs) = "
+                    f"{shape}. It receives obs of shape {self._obs_shapes()} and t of shape {shape}."
+                )
+            return keys.astype(np.int64, copy=False)
+        flat_obs = self._flat_observations() if binning in OBSERVATION_BINNINGS else None
+        rollout_step = np.broadcast_to(np.arange(self.buffer_size)[:, None], shape)
+        keys = bin_keys(binning, flat_obs, self.episode_times.reshape(-1), rollout_step.reshape(-1), self.bin_size)
+        return keys.reshape(shape)
+
+    def _obs_shapes(self) -> tuple[int, ...] | dict[str, tuple[int, ...]]:
+        return self.observations.shape
+
+    def _flat_observations(self) -> np.ndarray:
+        """
+        :return: observations as floats, one row per sample (step-major), shape (n_steps * n_envs, obs_dim)
+        """
+        return self.observations.reshape(self.buffer_size * self.n_envs, -1).astype(np.float64)
+
+    def get(self, batch_size: int | None = None) -> Generator[RolloutBufferSamples | DictRolloutBufferSamples, None, None]:  # type: ignore[override]
+        """
+        Minibatches as ``RolloutBuffer.get`` draws them, less the samples left out of the loss (``loss_mask``).
+        """
+        for samples in super().get(batch_size):
+            if len(samples.advantages) > 0:
+                yield samples
+
+    def _get_samples(self, batch_inds: np.ndarray, env: VecNormalize | None = None):  # type: ignore[override]
+        if self.loss_mask is not None:
+            batch_inds = batch_inds[self.loss_mask[batch_inds]]
+        return super()._get_samples(batch_inds, env)
+
+
+class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):
+    """
+    ``GroupRolloutBuffer`` for Dict observation spaces (SB3's ``DictRolloutBuffer`` interface). Spatial and state
+    binning use all keys' observations, flattened and concatenated in the space's key order; a binning callable
+    receives the dict of arrays.
+
+    :param buffer_size: Number of steps per env in a rollout (n_steps)
+    :param observation_space: Dict observation space
+    :param action_space: Action space
+    :param device: PyTorch device
+    :param gae_lambda: Ignored: GPG's returns are Monte-Carlo
+    :param gamma: Discount factor
+    :param n_envs: Number of parallel environments
+    :param binning: see ``GroupRolloutBuffer``
+    :param bin_size: see ``GroupRolloutBuffer``
+    :param leave_one_out: see ``GroupRolloutBuffer``
+    :param min_bin_count: see ``GroupRolloutBuffer``
+    :param truncated_returns: see ``GroupRolloutBuffer``
+    """
+
+    observations: dict[str, np.ndarray]  # type: ignore[assignment]
+
+    def _obs_shapes(self) -> dict[str, tuple[int, ...]]:  # type: ignore[override]
+        return {key: obs.shape for key, obs in self.observations.items()}
+
+    def _flat_observations(self) -> np.ndarray:
+        n_samples = self.buffer_size * self.n_envs
+        return np.concatenate([obs.reshape(n_samples, -1) for obs in self.observations.values()], axis=1).astype(np.float64)

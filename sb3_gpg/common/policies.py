@@ -1,0 +1,186 @@
+import warnings
+from typing import Any
+
+import torch as th
+from gymnasium import spaces
+from stable_baselines3.common.distributions import Distribution
+from stable_baselines3.common.policies import ActorCriticPolicy
+from stable_baselines3.common.torch_layers import (
+    BaseFeaturesExtractor,
+    CombinedExtractor,
+    FlattenExtractor,
+    MlpExtractor,
+    NatureCNN,
+)
+from stable_baselines3.common.type_aliases import PyTorchObs, Schedule
+from torch import nn
+
+
+class ActorMlpExtractor(MlpExtractor):
+    """
+    ``MlpExtractor`` with the policy network only: no value network, ``latent_dim_vf`` is 0.
+
+    :param feature_dim: Dimension of the feature vector
+    :param net_arch: Layer sizes of the policy network
+    :param activation_fn: The activation function to use for the networks
+    :param device: PyTorch device
+    """
+
+    def __init__(
+        self, feature_dim: int, net_arch: list[int], activation_fn: type[nn.Module], device: th.device | str = "auto"
+    ) -> None:
+        super().__init__(feature_dim, net_arch=dict(pi=net_arch, vf=[]), activation_fn=activation_fn, device=device)
+        del self.value_net
+        self.latent_dim_vf = 0
+
+    def forward(self, features: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
+        raise NotImplementedError("ActorMlpExtractor has no critic: call forward_actor()")
+
+    def forward_critic(self, features: th.Tensor) -> th.Tensor:
+        raise NotImplementedError("ActorMlpExtractor has no critic: call forward_actor()")
+
+
+class ActorOnlyPolicy(ActorCriticPolicy):
+    """
+    Policy of Group Policy Gradient: the actor of SB3's ``ActorCriticPolicy`` with no value network and no value head,
+    so its parameters are the actor's alone. Everything else is ``ActorCriticPolicy``'s (all action distributions,
+    gSDE, squashing, orthogonal init, features extractors, ``predict``).
+
+    The methods that return values (``forward``, ``evaluate_actions``, ``predict_values``) return zeros without
+    computing anything: with them, SB3's rollout collection bootstraps nothing, so GPG's returns stay Monte-Carlo.
+
+    :param observation_space: Observation space
+    :param action_space: Action space
+    :param lr_schedule: Learning rate schedule (could be constant)
+    :param net_arch: Layer sizes of the policy network, as a list or as ``dict(pi=[...])``; default [64, 64]
+        ([] with ``NatureCNN``)
+    :param activation_fn: Activation function
+    :param ortho_init: Whether to use or not orthogonal initialization
+    :param use_sde: Whether to use State Dependent Exploration or not
+    :param log_std_init: Initial value for the log standard deviation
+    :param full_std: Whether to use (n_features x n_actions) parameters for the std instead of only (n_features,)
+        when using gSDE
+    :param use_expln: Use ``expln()`` function instead of ``exp()`` to ensure a positive standard deviation (cf paper).
+    :param squash_output: Whether to squash the output using a tanh function, only with gSDE
+    :param features_extractor_class: Features extractor to use
+    :param features_extractor_kwargs: Keyword arguments to pass to the features extractor
+    :param normalize_images: Whether to normalize images or not, dividing by 255.0 (True by default)
+    :param optimizer_class: The optimizer to use, ``th.optim.Adam`` by default
+    :param optimizer_kwargs: Additional keyword arguments, excluding the learning rate, to pass to the optimizer
+    """
+
+    def __init__(
+        self,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        lr_schedule: Schedule,
+        net_arch: list[int] | dict[str, list[int]] | None = None,
+        activation_fn: type[nn.Module] = nn.Tanh,
+        ortho_init: bool = True,
+        use_sde: bool = False,
+        log_std_init: float = 0.0,
+        full_std: bool = True,
+        use_expln: bool = False,
+        squash_output: bool = False,
+        features_extractor_class: type[BaseFeaturesExtractor] = FlattenExtractor,
+        features_extractor_kwargs: dict[str, Any] | None = None,
+        normalize_images: bool = True,
+        optimizer_class: type[th.optim.Optimizer] = th.optim.Adam,
+        optimizer_kwargs: dict[str, Any] | None = None,
+    ):
+        if isinstance(net_arch, dict):
+            if set(net_arch) - {"pi"}:
+                raise ValueError(
+                    f"net_arch={net_arch} describes networks besides the policy's, but this policy has no critic: "
+                    "pass the policy's layer sizes, e.g. net_arch=[64, 64] or dict(pi=[64, 64])."
+                )
+            net_arch = net_arch.get("pi", [])
+        if net_arch is None:
+            net_arch = [] if features_extractor_class == NatureCNN else [64, 64]
+        super().__init__(
+            observation_space,
+            action_space,
+            lr_schedule,
+            net_arch=list(net_arch),
+            activation_fn=activation_fn,
+            ortho_init=ortho_init,
+            use_sde=use_sde,
+            log_std_init=log_std_init,
+            full_std=full_std,
+            use_expln=use_expln,
+            squash_output=squash_output,
+            features_extractor_class=features_extractor_class,
+            features_extractor_kwargs=features_extractor_kwargs,
+            share_features_extractor=True,
+            normalize_images=normalize_images,
+            optimizer_class=optimizer_class,
+            optimizer_kwargs=optimizer_kwargs,
+        )
+
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = ActorMlpExtractor(
+            self.features_dim, net_arch=self.net_arch, activation_fn=self.activation_fn, device=self.device
+        )
+
+    def _build(self, lr_schedule: Schedule) -> None:
+        with warnings.catch_warnings():
+            # ActorCriticPolicy._build always adds a value head, here with no inputs (latent_dim_vf = 0)
+            warnings.filterwarnings("ignore", message="Initializing zero-element tensors")
+            super()._build(lr_schedule)
+        # Drop the value head and the critic's alias of the features extractor, then build the optimizer without them
+        del self.value_net, self.vf_features_extractor
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]
+
+    def _zero_values(self, reference: th.Tensor) -> th.Tensor:
+        return th.zeros((reference.shape[0], 1), dtype=th.float32, device=reference.device)
+
+    def forward(self, obs: th.Tensor, deterministic: bool = False) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        """
+        :param obs: Observation
+        :param deterministic: Whether to sample or use deterministic actions
+        :return: action, zeros in place of values (there is no critic), and log probability of the action
+        """
+        distribution = self.get_distribution(obs)
+        actions = distribution.get_actions(deterministic=deterministic)
+        log_prob = distribution.log_prob(actions)
+        actions = actions.reshape((-1, *self.action_space.shape))  # type: ignore[misc]
+        return actions, self._zero_values(log_prob), log_prob
+
+    def evaluate_actions(self, obs: PyTorchObs, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor | None]:
+        """
+        :param obs: Observation
+        :param actions: Actions
+        :return: zeros in place of values (there is no critic), log likelihood of taking those actions
+            and entropy of the action distribution
+        """
+        distribution: Distribution = self.get_distribution(obs)
+        log_prob = distribution.log_prob(actions)
+        return self._zero_values(log_prob), log_prob, distribution.entropy()
+
+    def predict_values(self, obs: PyTorchObs) -> th.Tensor:
+        """
+        :param obs: Observation
+        :return: zeros, one per observation: there is no critic
+        """
+        first = next(iter(obs.values())) if isinstance(obs, dict) else obs
+        return self._zero_values(first)
+
+
+class ActorOnlyCnnPolicy(ActorOnlyPolicy):
+    """
+    ``ActorOnlyPolicy`` with a ``NatureCNN`` features extractor by default, for image observations.
+    See ``ActorOnlyPolicy`` for the parameters.
+    """
+
+    def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = NatureCNN, **kwargs):
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)
+
+
+class ActorOnlyMultiInputPolicy(ActorOnlyPolicy):
+    """
+    ``ActorOnlyPolicy`` with a ``CombinedExtractor`` by default, for Dict observations.
+    See ``ActorOnlyPolicy`` for the parameters.
+    """
+
+    def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = CombinedExtractor, **kwargs):
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)

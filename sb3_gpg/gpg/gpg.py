@@ -1,0 +1,384 @@
+import warnings
+from collections.abc import Sequence
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+import torch as th
+from gymnasium import spaces
+from stable_baselines3.common.buffers import RolloutBuffer
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
+from stable_baselines3.common.policies import BasePolicy
+from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
+from stable_baselines3.common.utils import FloatSchedule, explained_variance
+from stable_baselines3.common.vec_env import VecEnv
+
+from sb3_gpg.common.binning import Binning, check_group_arguments
+from sb3_gpg.common.buffers import GroupDictRolloutBuffer, GroupRolloutBuffer
+from sb3_gpg.gpg.policies import ActorOnlyPolicy, CnnPolicy, MlpPolicy, MultiInputPolicy
+
+SelfGPG = TypeVar("SelfGPG", bound="GPG")
+
+GROUP_ARGUMENTS = ("binning", "bin_size", "leave_one_out", "min_bin_count", "truncated_returns")
+
+
+def _drop_critic_policy_kwargs(policy_kwargs: dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
+    """
+    :return: the policy kwargs without the critic's settings, and the names of those settings
+    """
+    policy_kwargs = dict(policy_kwargs or {})
+    dropped = []
+    net_arch = policy_kwargs.get("net_arch")
+    if isinstance(net_arch, list) and len(net_arch) > 0 and isinstance(net_arch[0], dict):
+        net_arch = net_arch[0]  # SB3 < 1.8 style: [dict(pi=..., vf=...)]
+    if isinstance(net_arch, dict):
+        dropped += [f"net_arch['{key}']" for key in net_arch if key != "pi"]
+        policy_kwargs["net_arch"] = list(net_arch.get("pi", []))
+    if "share_features_extractor" in policy_kwargs:
+        dropped.append("share_features_extractor")
+        del policy_kwargs["share_features_extractor"]
+    return policy_kwargs, dropped
+
+
+class GPG(OnPolicyAlgorithm):
+    """
+    Group Policy Gradient (GPG): PPO's clipped objective with no critic. The advantage of a sample is its discounted
+    Monte-Carlo return minus a group baseline, the mean first-visit return of the rollout's trajectories whose states
+    fall into the same bin (see ``GroupRolloutBuffer``).
+
+    Its arguments are PPO's, so that PPO code and hyperparameter files run unchanged; the critic's (``gae_lambda``,
+    ``vf_coef``, ``clip_range_vf``, a ``vf`` entry in ``net_arch``, ``share_features_extractor``) are accepted and,
+    when set, ignored with one warning.
+
+    :param policy: The policy model to use (MlpPolicy, CnnPolicy, MultiInputPolicy): actor-only policies
+    :param env: The environment to learn from (if registered in Gym, can be str)
+    :param learning_rate: The learning rate, it can be a function of the current progress remaining (from 1 to 0)
+    :param n_steps: The number of steps to run for each environment per update; the group is the whole rollout,
+        n_steps * n_envs samples. NOTE: n_steps * n_envs must be greater than 1 (because of the advantage normalization)
+    :param batch_size: Minibatch size
+    :param n_epochs: Number of epoch when optimizing the surrogate loss
+    :param gamma: Discount factor
+    :param gae_lambda: PPO's; ignored (GPG's returns are Monte-Carlo)
+    :param clip_range: Clipping parameter, it can be a function of the current progress remaining (from 1 to 0).
+    :param clip_range_vf: PPO's; ignored (no value function)
+    :param normalize_advantage: Whether to normalize or not the advantage (per minibatch, as PPO)
+    :param ent_coef: Entropy coefficient for the loss calculation
+    :param vf_coef: PPO's; ignored (no value function)
+    :param max_grad_norm: The maximum value for the gradient clipping
+    :param use_sde: Whether to use generalized State Dependent Exploration (gSDE)
+        instead of action noise exploration (default: False)
+    :param sde_sample_freq: Sample a new noise matrix every n steps when using gSDE
+        Default: -1 (only sample at the beginning of the rollout)
+    :param rollout_buffer_class: Rollout buffer class to use, a ``GroupRolloutBuffer`` (sub)class.
+        If ``None``, ``GroupRolloutBuffer`` or, for Dict observations, ``GroupDictRolloutBuffer``.
+    :param rollout_buffer_kwargs: Keyword arguments to pass to the rollout buffer on creation, besides GPG's own
+        arguments below
+    :param target_kl: Limit the KL divergence between updates, because the clipping is not enough to prevent large
+        update. By default, there is no limit on the kl div.
+    :param stats_window_size: Window size for the rollout logging, specifying the number of episodes to average
+        the reported success rate, mean episode length, and mean reward over
+    :param tensorboard_log: the log location for tensorboard (if None, no logging)
+    :param policy_kwargs: additional arguments to be passed to the policy on creation
+    :param verbose: Verbosity level: 0 for no output, 1 for info messages (such as device or wrappers used), 2 for
+        debug messages
+    :param seed: Seed for the pseudo random generators
+    :param device: Device (cpu, cuda, ...) on which the code should be run.
+        Setting it to auto, the code will be run on the GPU if possible.
+    :param binning: which samples share a baseline: ``"time"`` (episode time, the paper's choice),
+        ``"rollout_step"``, ``"universal"`` (one bin: REINFORCE++ / GRPO), ``"spatial"``, ``"spatial_time"``,
+        ``"state"``, or a callable ``f(obs, t) -> keys`` (see ``GroupRolloutBuffer``)
+    :param bin_size: epsilon of the spatial bins, one float or one value per flattened observation dimension
+    :param leave_one_out: leave the sample's own trajectory out of its baseline
+    :param min_bin_count: a bin holding fewer returns (other trajectories' only, under ``leave_one_out``) takes its
+        baseline from the next coarser binning; where even universal holds too few, the advantage is 0
+    :param truncated_returns: ``"keep"`` (returns cut by the rollout's end are used as they are, as in the paper)
+        or ``"mask"`` (such samples are left out of the bins and out of the loss)
+    :param _init_setup_model: Whether or not to build the network at the creation of the instance
+    """
+
+    policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
+        "MlpPolicy": MlpPolicy,
+        "CnnPolicy": CnnPolicy,
+        "MultiInputPolicy": MultiInputPolicy,
+    }
+    policy: ActorOnlyPolicy
+    rollout_buffer: GroupRolloutBuffer
+
+    def __init__(
+        self,
+        policy: str | type[ActorOnlyPolicy],
+        env: GymEnv | str,
+        learning_rate: float | Schedule = 3e-4,
+        n_steps: int = 2048,
+        batch_size: int = 64,
+        n_epochs: int = 10,
+        gamma: float = 0.99,
+        gae_lambda: float | None = None,
+        clip_range: float | Schedule = 0.2,
+        clip_range_vf: float | Schedule | None = None,
+        normalize_advantage: bool = True,
+        ent_coef: float = 0.0,
+        vf_coef: float | None = None,
+        max_grad_norm: float = 0.5,
+        use_sde: bool = False,
+        sde_sample_freq: int = -1,
+        rollout_buffer_class: type[RolloutBuffer] | None = None,
+        rollout_buffer_kwargs: dict[str, Any] | None = None,
+        target_kl: float | None = None,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        policy_kwargs: dict[str, Any] | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: th.device | str = "auto",
+        binning: Binning = "time",
+        bin_size: float | Sequence[float] = 1.0,
+        leave_one_out: bool = False,
+        min_bin_count: int = 1,
+        truncated_returns: str = "keep",
+        _init_setup_model: bool = True,
+    ):
+        # Check GPG's own arguments before anything is built or stepped
+        check_group_arguments(binning, bin_size, min_bin_count, truncated_returns)
+        clashing = sorted(set(rollout_buffer_kwargs or {}) & set(GROUP_ARGUMENTS))
+        if clashing:
+            raise ValueError(f"Pass {', '.join(clashing)} to GPG directly, not in rollout_buffer_kwargs.")
+
+        policy_kwargs, ignored = _drop_critic_policy_kwargs(policy_kwargs)
+        ppo_only = {"gae_lambda": gae_lambda, "vf_coef": vf_coef, "clip_range_vf": clip_range_vf}
+        ignored = [f"{name}={value}" for name, value in ppo_only.items() if value is not None] + ignored
+        if ignored:
+            warnings.warn(
+                f"GPG has no critic, so it ignores these PPO settings: {', '.join(ignored)}. Remove them to silence "
+                "this warning.",
+                UserWarning,
+                stacklevel=2,
+            )
+
+        super().__init__(
+            policy,
+            env,
+            learning_rate=learning_rate,
+            n_steps=n_steps,
+            gamma=gamma,
+            gae_lambda=1.0,  # Monte-Carlo returns; GroupRolloutBuffer does not read it
+            ent_coef=ent_coef,
+            vf_coef=0.0,
+            max_grad_norm=max_grad_norm,
+            use_sde=use_sde,
+            sde_sample_freq=sde_sample_freq,
+            rollout_buffer_class=rollout_buffer_class,
+            rollout_buffer_kwargs=rollout_buffer_kwargs,
+            stats_window_size=stats_window_size,
+            tensorboard_log=tensorboard_log,
+            policy_kwargs=policy_kwargs,
+            verbose=verbose,
+            device=device,
+            seed=seed,
+            _init_setup_model=False,
+            supported_action_spaces=(
+                spaces.Box,
+                spaces.Discrete,
+                spaces.MultiDiscrete,
+                spaces.MultiBinary,
+            ),
+        )
+
+        # Sanity checks as PPO's: advantage normalization of a single sample gives NaN
+        if normalize_advantage and batch_size <= 1:
+            raise ValueError(
+                f"batch_size must be greater than 1 when normalize_advantage=True, got {batch_size}. "
+                "See https://github.com/DLR-RM/stable-baselines3/issues/440"
+            )
+        if self.env is not None:
+            buffer_size = self.env.num_envs * self.n_steps
+            if normalize_advantage and buffer_size <= 1:
+                raise ValueError(
+                    f"n_steps * n_envs must be greater than 1 when normalize_advantage=True. "
+                    f"Currently n_steps={self.n_steps} and n_envs={self.env.num_envs}"
+                )
+            untruncated_batches = buffer_size // batch_size
+            if buffer_size % batch_size > 0:
+                warnings.warn(
+                    f"You have specified a mini-batch size of {batch_size},"
+                    f" but because the `RolloutBuffer` is of size `n_steps * n_envs = {buffer_size}`,"
+                    f" after every {untruncated_batches} untruncated mini-batches,"
+                    f" there will be a truncated mini-batch of size {buffer_size % batch_size}\n"
+                    f"We recommend using a `batch_size` that is a factor of `n_steps * n_envs`.\n"
+                    f"Info: (n_steps={self.n_steps} and n_envs={self.env.num_envs})"
+                )
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.clip_range = clip_range
+        self.normalize_advantage = normalize_advantage
+        self.target_kl = target_kl
+        self.binning = binning
+        self.bin_size = bin_size
+        self.leave_one_out = leave_one_out
+        self.min_bin_count = min_bin_count
+        self.truncated_returns = truncated_returns
+
+        if _init_setup_model:
+            self._setup_model()
+
+    def _setup_model(self) -> None:
+        if self.rollout_buffer_class is None:
+            is_dict = isinstance(self.observation_space, spaces.Dict)
+            self.rollout_buffer_class = GroupDictRolloutBuffer if is_dict else GroupRolloutBuffer
+        elif not issubclass(self.rollout_buffer_class, GroupRolloutBuffer):
+            raise ValueError(
+                f"GPG computes its advantages in a GroupRolloutBuffer, got rollout_buffer_class={self.rollout_buffer_class}: "
+                "pass a subclass of sb3_gpg.GroupRolloutBuffer (or GroupDictRolloutBuffer), or leave it None."
+            )
+        # Set here rather than in __init__, so that a model loaded with other values (GPG.load(..., binning=...)) uses them
+        self.rollout_buffer_kwargs = {**self.rollout_buffer_kwargs, **{name: getattr(self, name) for name in GROUP_ARGUMENTS}}
+        super()._setup_model()
+        self.clip_range = FloatSchedule(self.clip_range)
+
+    def _maybe_recommend_cpu(self, mlp_class_name: str = "ActorOnlyPolicy") -> None:
+        super()._maybe_recommend_cpu(mlp_class_name)
+
+    def collect_rollouts(
+        self,
+        env: VecEnv,
+        callback: BaseCallback,
+        rollout_buffer: RolloutBuffer,
+        n_rollout_steps: int,
+    ) -> bool:
+        """
+        Collect a rollout as ``OnPolicyAlgorithm`` does, then log the group's diagnostics under ``gpg/``.
+        """
+        continue_training = super().collect_rollouts(env, callback, rollout_buffer, n_rollout_steps)
+        if continue_training:
+            for key, value in self.rollout_buffer.group_stats.items():
+                self.logger.record(f"gpg/{key}", value)
+        return continue_training
+
+    def train(self) -> None:
+        """
+        Update policy using the currently gathered rollout buffer.
+
+        PPO's update loop with the value loss removed: clipped surrogate plus entropy bonus.
+        """
+        # Switch to train mode (this affects batch norm / dropout)
+        self.policy.set_training_mode(True)
+        # Update optimizer learning rate
+        self._update_learning_rate(self.policy.optimizer)
+        # Compute current clip range
+        clip_range = self.clip_range(self._current_progress_remaining)  # type: ignore[operator]
+
+        entropy_losses = []
+        pg_losses = []
+        clip_fractions = []
+
+        continue_training = True
+        # train for n_epochs epochs
+        for epoch in range(self.n_epochs):
+            approx_kl_divs = []
+            # Do a complete pass on the rollout buffer
+            for rollout_data in self.rollout_buffer.get(self.batch_size):
+                actions = rollout_data.actions
+                if isinstance(self.action_space, spaces.Discrete):
+                    # Convert discrete action from float to long
+                    actions = rollout_data.actions.long().flatten()
+
+                _, log_prob, entropy = self.policy.evaluate_actions(rollout_data.observations, actions)
+                # Normalize advantage
+                advantages = rollout_data.advantages
+                # Normalization does not make sense if mini batchsize == 1, see GH issue #325
+                if self.normalize_advantage and len(advantages) > 1:
+                    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+
+                # ratio between old and new policy, should be one at the first iteration
+                ratio = th.exp(log_prob - rollout_data.old_log_prob)
+
+                # clipped surrogate loss
+                policy_loss_1 = advantages * ratio
+                policy_loss_2 = advantages * th.clamp(ratio, 1 - clip_range, 1 + clip_range)
+                policy_loss = -th.min(policy_loss_1, policy_loss_2).mean()
+
+                # Logging
+                pg_losses.append(policy_loss.item())
+                clip_fraction = th.mean((th.abs(ratio - 1) > clip_range).float()).item()
+                clip_fractions.append(clip_fraction)
+
+                # Entropy loss favor exploration
+                if entropy is None:
+                    # Approximate entropy when no analytical form
+                    entropy_loss = -th.mean(-log_prob)
+                else:
+                    entropy_loss = -th.mean(entropy)
+
+                entropy_losses.append(entropy_loss.item())
+
+                loss = policy_loss + self.ent_coef * entropy_loss
+
+                # Calculate approximate form of reverse KL Divergence for early stopping
+                # see issue #417: https://github.com/DLR-RM/stable-baselines3/issues/417
+                with th.no_grad():
+                    log_ratio = log_prob - rollout_data.old_log_prob
+                    approx_kl_div = th.mean((th.exp(log_ratio) - 1) - log_ratio).cpu().numpy()
+                    approx_kl_divs.append(approx_kl_div)
+
+                if self.target_kl is not None and approx_kl_div > 1.5 * self.target_kl:
+                    continue_training = False
+                    if self.verbose >= 1:
+                        print(f"Early stopping at step {epoch} due to reaching max kl: {approx_kl_div:.2f}")
+                    break
+
+                # Optimization step
+                self.policy.optimizer.zero_grad()
+                loss.backward()
+                # Clip grad norm
+                th.nn.utils.clip_grad_norm_(self.policy.parameters(), self.max_grad_norm)
+                self.policy.optimizer.step()
+
+            self._n_updates += 1
+            if not continue_training:
+                break
+
+        if not pg_losses:
+            warnings.warn(
+                "No sample of this rollout entered the loss: every return was cut by the rollout's end and "
+                "truncated_returns='mask' leaves those out. Use an n_steps longer than the episodes, or "
+                "truncated_returns='keep'. The policy was not updated.",
+                UserWarning,
+            )
+            return
+
+        # How much of the return the group baselines explain
+        baselines, returns = self.rollout_buffer.values.flatten(), self.rollout_buffer.returns.flatten()
+        if self.rollout_buffer.loss_mask is not None:
+            baselines, returns = baselines[self.rollout_buffer.loss_mask], returns[self.rollout_buffer.loss_mask]
+        explained_var = explained_variance(baselines, returns)
+
+        # Logs
+        self.logger.record("train/entropy_loss", np.mean(entropy_losses))
+        self.logger.record("train/policy_gradient_loss", np.mean(pg_losses))
+        self.logger.record("train/approx_kl", np.mean(approx_kl_divs))
+        self.logger.record("train/clip_fraction", np.mean(clip_fractions))
+        self.logger.record("train/loss", loss.item())
+        self.logger.record("train/explained_variance", explained_var)
+        if hasattr(self.policy, "log_std"):
+            self.logger.record("train/std", th.exp(self.policy.log_std).mean().item())
+
+        self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
+        self.logger.record("train/clip_range", clip_range)
+
+    def learn(
+        self: SelfGPG,
+        total_timesteps: int,
+        callback: MaybeCallback = None,
+        log_interval: int = 1,
+        tb_log_name: str = "GPG",
+        reset_num_timesteps: bool = True,
+        progress_bar: bool = False,
+    ) -> SelfGPG:
+        return super().learn(
+            total_timesteps=total_timesteps,
+            callback=callback,
+            log_interval=log_interval,
+            tb_log_name=tb_log_name,
+            reset_num_timesteps=reset_num_timesteps,
+            progress_bar=progress_bar,
+        )
