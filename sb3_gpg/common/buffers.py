@@ -92,7 +92,9 @@ class GroupRolloutBuffer(RolloutBuffer):
         self.group_stats: dict[str, float] = {}
         # Samples that enter the loss, flattened as `get` flattens (env-major); None when all do
         self.loss_mask: np.ndarray | None = None
-        super().__init__(buffer_size, observation_space, action_space, device, gae_lambda=gae_lambda, gamma=gamma, n_envs=n_envs)
+        super().__init__(
+            buffer_size, observation_space, action_space, device, gae_lambda=gae_lambda, gamma=gamma, n_envs=n_envs
+        )
 
     @staticmethod
     def _check_observation_binning(binning: str, observation_space: spaces.Space) -> None:
@@ -121,7 +123,7 @@ class GroupRolloutBuffer(RolloutBuffer):
         :raises ValueError: if a reward or a float observation is NaN or infinite
         """
         self._check_finite("reward", reward)
-        for key, value_ in (obs.items() if isinstance(obs, dict) else [("observation", obs)]):
+        for key, value_ in obs.items() if isinstance(obs, dict) else [("observation", obs)]:
             self._check_finite(key, value_)
         starts = np.asarray(episode_start, dtype=bool).reshape(self.n_envs)
         self.episode_times[self.pos] = np.where(starts, 0, self._next_episode_times)
@@ -155,7 +157,9 @@ class GroupRolloutBuffer(RolloutBuffer):
         def env_major(array: np.ndarray) -> np.ndarray:
             return array.swapaxes(0, 1).reshape(-1)
 
-        in_group = ~env_major(cut_by_rollout_end) if self.truncated_returns == "mask" else np.ones(self.size() * self.n_envs, bool)
+        in_group = (
+            ~env_major(cut_by_rollout_end) if self.truncated_returns == "mask" else np.ones(self.size() * self.n_envs, bool)
+        )
         starts = self.episode_starts.astype(bool)
         starts[0] = True  # a trajectory also starts at the rollout's first row
         trajectory_ids = np.cumsum(env_major(starts)) - 1

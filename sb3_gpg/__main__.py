@@ -1,0 +1,50 @@
+"""
+Train GPG on a Gymnasium task with a progress bar, then evaluate it: ``python -m sb3_gpg [--env CartPole-v1] ...``.
+"""
+
+import argparse
+import time
+
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.evaluation import evaluate_policy
+
+from sb3_gpg import GPG, __version__
+from sb3_gpg.common.binning import BINNINGS
+
+
+def main(argv: list[str] | None = None) -> float:
+    """
+    :param argv: command-line arguments (``sys.argv[1:]`` when None)
+    :return: the mean evaluation return
+    """
+    parser = argparse.ArgumentParser(prog="python -m sb3_gpg", description=__doc__)
+    parser.add_argument("--env", default="CartPole-v1", help="Gymnasium environment id")
+    parser.add_argument("--timesteps", type=int, default=50_000, help="environment steps to train for")
+    parser.add_argument("--n-envs", type=int, default=1, help="parallel environments: the group is n_envs * n_steps samples")
+    parser.add_argument("--binning", default="time", choices=BINNINGS, help="which samples share a baseline")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--eval-episodes", type=int, default=20, help="episodes of the final evaluation")
+    parser.add_argument("--save", metavar="PATH", help="save the trained model to PATH.zip")
+    args = parser.parse_args(argv)
+
+    print(f"sb3-gpg {__version__}: training GPG on {args.env} for {args.timesteps} steps ({args.n_envs} env(s), seed {args.seed})")
+    env = make_vec_env(args.env, n_envs=args.n_envs, seed=args.seed)
+    model = GPG("MlpPolicy", env, binning=args.binning, seed=args.seed, device="cpu")
+    start = time.perf_counter()
+    model.learn(args.timesteps, progress_bar=True)
+    elapsed = time.perf_counter() - start
+    if args.save:
+        model.save(args.save)
+        print(f"Saved to {args.save}.zip")
+
+    eval_env = make_vec_env(args.env, n_envs=1, seed=args.seed + 10_000)
+    mean_return, std_return = evaluate_policy(model, eval_env, n_eval_episodes=args.eval_episodes, deterministic=True)
+    print(
+        f"Trained in {elapsed:.0f} s. Evaluation over {args.eval_episodes} episodes (deterministic): "
+        f"mean return {mean_return:.1f} +- {std_return:.1f}"
+    )
+    return float(mean_return)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""
+A deliberately slow, loop-by-loop implementation of the paper's Algorithm 2 (GPG advantage estimation), with this
+package's options (leave_one_out, min_bin_count, truncated_returns), to check GroupRolloutBuffer against.
+
+It shares no code with sb3_gpg: plain Python loops over envs, steps, trajectories and bins, with dicts of lists.
+"""
+
+import numpy as np
+
+COARSER = {
+    "spatial_time": "time",
+    "time": "universal",
+    "spatial": "universal",
+    "state": "universal",
+    "rollout_step": "universal",
+}
+
+
+class ReferenceGPG:
+    """
+    Feed it rollouts one after the other (episode times carry across rollouts, as in the buffer).
+
+    :param n_envs: number of envs
+    :param gamma: discount factor
+    :param binning: a binning name or a callable f(obs, t) -> keys
+    :param bin_size: epsilon of the spatial bins (float or one value per dimension)
+    :param leave_one_out: leave the sample's own trajectory out of its baseline
+    :param min_bin_count: minimum number of returns in a bin, else the next coarser binning
+    :param truncated_returns: "keep" or "mask"
+    """
+
+    def __init__(self, n_envs, gamma, binning, bin_size=1.0, leave_one_out=False, min_bin_count=1, truncated_returns="keep"):
+        self.n_envs = n_envs
+        self.gamma = gamma
+        self.binning = binning
+        self.bin_size = bin_size
+        self.leave_one_out = leave_one_out
+        self.min_bin_count = min_bin_count
+        self.truncated_returns = truncated_returns
+        self.time_of_next_step = [0] * n_envs
+
+    def key(self, binning, obs, time, step):
+        if binning == "universal":
+            return 0
+        if binning == "time":
+            return time
+        if binning == "rollout_step":
+            return step
+        flat = [float(x) for x in np.asarray(obs, dtype=np.float64).reshape(-1)]
+        if binning == "state":
+            return tuple(flat)
+        sizes = self.bin_size if np.ndim(self.bin_size) else [self.bin_size] * len(flat)
+        cell = tuple(round(x / eps) for x, eps in zip(flat, sizes, strict=True))
+        if binning == "spatial":
+            return cell
+        if binning == "spatial_time":
+            return (cell, time)
+        raise ValueError(binning)
+
+    def advantages(self, observations, rewards, episode_starts, last_dones):  # noqa: C901 (deliberately loop by loop)
+        """
+        :param observations: (n_steps, n_envs, ...) observations
+        :param rewards: (n_steps, n_envs)
+        :param episode_starts: (n_steps, n_envs) flags given to the buffer
+        :param last_dones: (n_envs,) whether each env's last step ended its episode
+        :return: returns, baselines, advantages (each (n_steps, n_envs)) and in_group mask
+        """
+        n_steps = len(rewards)
+        times = np.zeros((n_steps, self.n_envs), dtype=np.int64)
+        for env in range(self.n_envs):
+            for step in range(n_steps):
+                if episode_starts[step][env]:
+                    times[step][env] = 0
+                else:
+                    times[step][env] = self.time_of_next_step[env]
+                self.time_of_next_step[env] = times[step][env] + 1
+
+        # Trajectories: runs of one env's samples between episode starts inside the rollout
+        trajectories = []  # list of lists of (step, env)
+        for env in range(self.n_envs):
+            for step in range(n_steps):
+                if step == 0 or episode_starts[step][env]:
+                    trajectories.append([])
+                trajectories[-1].append((step, env))
+
+        returns = np.zeros((n_steps, self.n_envs))
+        in_group = np.ones((n_steps, self.n_envs), dtype=bool)
+        for trajectory in trajectories:
+            running = 0.0
+            for step, env in reversed(trajectory):
+                running = rewards[step][env] + self.gamma * running
+                returns[step][env] = running
+            last_step, env = trajectory[-1]
+            cut = last_step == n_steps - 1 and not last_dones[env]
+            if cut and self.truncated_returns == "mask":
+                for step, env in trajectory:
+                    in_group[step][env] = False
+
+        if callable(self.binning):
+            custom_keys = self.binning(observations, times)
+            levels = ["custom", "universal"]
+        else:
+            levels = [self.binning]
+            while levels[-1] != "universal":
+                levels.append(COARSER[levels[-1]])
+
+        def key_of(level, step, env):
+            if level == "custom":
+                return int(custom_keys[step][env])
+            return self.key(level, observations[step][env], int(times[step][env]), step)
+
+        # Bins of first-visit returns, per level: key -> list of (trajectory index, return)
+        bins_by_level = []
+        for level in levels:
+            bins = {}
+            for index, trajectory in enumerate(trajectories):
+                visited = []
+                for step, env in trajectory:
+                    if not in_group[step][env]:
+                        continue
+                    key = key_of(level, step, env)
+                    if key not in visited:
+                        visited.append(key)
+                        bins.setdefault(key, []).append((index, returns[step][env]))
+            bins_by_level.append(bins)
+
+        baselines = returns.copy()
+        for index, trajectory in enumerate(trajectories):
+            for step, env in trajectory:
+                if not in_group[step][env]:
+                    continue
+                for level, bins in zip(levels, bins_by_level, strict=True):
+                    members = bins[key_of(level, step, env)]
+                    values = [value for owner, value in members if not (self.leave_one_out and owner == index)]
+                    if len(values) >= self.min_bin_count:
+                        baselines[step][env] = sum(values) / len(values)
+                        break
+        return returns, baselines, returns - baselines, in_group

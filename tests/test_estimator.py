@@ -1,0 +1,198 @@
+"""GroupRolloutBuffer's returns, baselines and advantages against the loop-by-loop reference and hand-computed cases."""
+
+import numpy as np
+import pytest
+import torch as th
+from gymnasium import spaces
+
+from sb3_gpg import GroupDictRolloutBuffer, GroupRolloutBuffer
+from sb3_gpg.common.binning import BINNINGS, rows_to_keys
+from sb3_gpg.common.group_baseline import group_baselines
+from tests.reference import ReferenceGPG
+
+N_STEPS, N_ENVS, OBS_DIM = 24, 5, 3
+
+
+def fill(buffer, observations, rewards, episode_starts):
+    buffer.reset()
+    for step in range(len(rewards)):
+        n_envs = len(rewards[step])
+        obs = (
+            {key: value[step] for key, value in observations.items()} if isinstance(observations, dict) else observations[step]
+        )
+        buffer.add(obs, np.zeros((n_envs, 1)), rewards[step], episode_starts[step], th.zeros(n_envs), th.zeros(n_envs))
+
+
+def random_rollout(rng, n_steps=N_STEPS, n_envs=N_ENVS, first_starts=None, discrete_obs=False):
+    """Episodes of random lengths; obs on a coarse grid so that spatial bins collide."""
+    if discrete_obs:
+        observations = rng.integers(0, 3, size=(n_steps, n_envs, 2)).astype(np.float32)
+    else:
+        observations = rng.integers(-4, 5, size=(n_steps, n_envs, OBS_DIM)) * 0.35 + rng.normal(
+            0, 0.05, (n_steps, n_envs, OBS_DIM)
+        )
+        observations = observations.astype(np.float32)
+    rewards = rng.normal(0.5, 1.0, size=(n_steps, n_envs)).astype(np.float32)
+    episode_starts = (rng.random((n_steps, n_envs)) < 0.15).astype(np.float32)
+    episode_starts[0] = 1.0 if first_starts is None else first_starts
+    last_dones = rng.random(n_envs) < 0.5
+    return observations, rewards, episode_starts, last_dones
+
+
+def modulo_binning(obs, t):
+    """A custom binning: parity of the episode time and sign of the first coordinate."""
+    return (t % 2) * 2 + (obs[..., 0] > 0).astype(np.int64)
+
+
+CASES = [
+    dict(binning=binning, leave_one_out=loo, min_bin_count=min_count, truncated_returns=truncated)
+    for binning in (*[b for b in BINNINGS if b != "state"], modulo_binning)
+    for loo in (False, True)
+    for min_count, truncated in ((1, "keep"), (3, "keep"), (1, "mask"), (2, "mask"))
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: "-".join(str(getattr(v, "__name__", v)) for v in case.values()))
+def test_buffer_matches_reference_over_consecutive_rollouts(case):
+    rng = np.random.default_rng(CASES.index(case))
+    gamma, bin_size = 0.95, [0.4, 0.7, 1.0]
+    space = spaces.Box(-10, 10, (OBS_DIM,), np.float32)
+    buffer = GroupRolloutBuffer(
+        N_STEPS, space, spaces.Discrete(2), "cpu", gamma=gamma, n_envs=N_ENVS, bin_size=bin_size, **case
+    )
+    reference = ReferenceGPG(N_ENVS, gamma, bin_size=bin_size, **case)
+
+    last_dones = None
+    for _ in range(3):  # episodes span consecutive rollouts: the next rollout starts where the last one's dones say
+        first_starts = None if last_dones is None else last_dones.astype(np.float32)
+        observations, rewards, episode_starts, last_dones = random_rollout(rng, first_starts=first_starts)
+        fill(buffer, observations, rewards, episode_starts)
+        buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones)
+        returns, baselines, advantages, in_group = reference.advantages(observations, rewards, episode_starts, last_dones)
+
+        np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(buffer.values, baselines, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-5, atol=1e-5)
+        expected_mask = None if in_group.all() else in_group.T.reshape(-1)
+        np.testing.assert_array_equal(buffer.loss_mask, expected_mask)
+
+
+@pytest.mark.parametrize("leave_one_out", [False, True])
+@pytest.mark.parametrize("min_bin_count", [1, 2])
+def test_state_binning_matches_reference(leave_one_out, min_bin_count):
+    rng = np.random.default_rng(7)
+    space = spaces.MultiDiscrete([3, 3])
+    buffer = GroupRolloutBuffer(
+        N_STEPS,
+        space,
+        spaces.Discrete(2),
+        "cpu",
+        gamma=0.9,
+        n_envs=N_ENVS,
+        binning="state",
+        leave_one_out=leave_one_out,
+        min_bin_count=min_bin_count,
+    )
+    reference = ReferenceGPG(N_ENVS, 0.9, "state", leave_one_out=leave_one_out, min_bin_count=min_bin_count)
+    observations, rewards, episode_starts, last_dones = random_rollout(rng, discrete_obs=True)
+    fill(buffer, observations.astype(np.int64), rewards, episode_starts)
+    buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones)
+    _, baselines, advantages, _ = reference.advantages(observations, rewards, episode_starts, last_dones)
+    np.testing.assert_allclose(buffer.values, baselines, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-5, atol=1e-5)
+
+
+def test_dict_buffer_bins_on_all_keys():
+    rng = np.random.default_rng(3)
+    space = spaces.Dict({"a": spaces.Box(-10, 10, (2,), np.float32), "b": spaces.Box(-10, 10, (1,), np.float32)})
+    buffer = GroupDictRolloutBuffer(
+        N_STEPS, space, spaces.Discrete(2), "cpu", gamma=0.9, n_envs=N_ENVS, binning="spatial_time", bin_size=0.5
+    )
+    reference = ReferenceGPG(N_ENVS, 0.9, "spatial_time", bin_size=0.5)
+    observations, rewards, episode_starts, last_dones = random_rollout(rng)
+    fill(buffer, {"a": observations[..., :2], "b": observations[..., 2:]}, rewards, episode_starts)
+    buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones)
+    _, baselines, _, _ = reference.advantages(observations, rewards, episode_starts, last_dones)
+    np.testing.assert_allclose(buffer.values, baselines, rtol=1e-5, atol=1e-5)
+
+
+# Hand-computed: gamma = 1, rewards all 1; env 0 runs one 3-step episode (done at the end);
+# env 1 runs a 2-step episode then starts another, cut by the rollout's end.
+# Returns: env 0 [3, 2, 1] at times [0, 1, 2]; env 1 [2, 1 | 1] at times [0, 1 | 0].
+HAND_STARTS = np.array([[1, 1], [0, 0], [0, 1]], dtype=np.float32)
+HAND_DONES = np.array([True, False])
+
+
+def hand_buffer(**kwargs):
+    buffer = GroupRolloutBuffer(
+        3, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", gamma=1.0, n_envs=2, **kwargs
+    )
+    fill(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), HAND_STARTS)
+    buffer.compute_returns_and_advantage(th.zeros(2), HAND_DONES)
+    return buffer
+
+
+@pytest.mark.parametrize(
+    "kwargs, advantages",
+    [
+        # time bins: t=0 {3, 2, 1} mean 2; t=1 {2, 1} mean 1.5; t=2 {1}
+        (dict(binning="time"), [[1, 0], [0.5, -0.5], [0, -1]]),
+        # one bin, first visits only: {3, 2, 1} mean 2 (not the mean of all six returns)
+        (dict(binning="universal"), [[1, 0], [0, -1], [-1, -1]]),
+        # the paper's rollout_step: rows 0 {3, 2}, 1 {2, 1}, 2 {1, 1}
+        (dict(binning="rollout_step"), [[0.5, -0.5], [0.5, -0.5], [0, 0]]),
+        # leave-one-out: t=2 has no other trajectory, falls back to universal's others {2, 1}
+        (dict(binning="time", leave_one_out=True), [[1.5, 0], [1, -1], [-0.5, -1.5]]),
+        # min_bin_count=3: only t=0 holds 3 returns; t=1 and t=2 fall back to universal (mean 2)
+        (dict(binning="time", min_bin_count=3), [[1, 0], [0, -1], [-1, -1]]),
+        # mask: env 1's last trajectory is cut, so it leaves the bins: t=0 {3, 2}, t=1 {2, 1}, t=2 {1}
+        (dict(binning="time", truncated_returns="mask"), [[0.5, -0.5], [0.5, -0.5], [0, 0]]),
+    ],
+)
+def test_hand_computed(kwargs, advantages):
+    buffer = hand_buffer(**kwargs)
+    np.testing.assert_allclose(buffer.returns, [[3, 2], [2, 1], [1, 1]])
+    np.testing.assert_allclose(buffer.advantages, advantages)
+    np.testing.assert_allclose(buffer.values, buffer.returns - buffer.advantages)
+
+
+def test_leave_one_out_with_a_single_trajectory_gives_zero_advantage():
+    buffer = GroupRolloutBuffer(
+        4, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", n_envs=1, leave_one_out=True
+    )
+    fill(buffer, np.zeros((4, 1, 1), np.float32), np.ones((4, 1), np.float32), np.array([[1], [0], [0], [0]], np.float32))
+    buffer.compute_returns_and_advantage(th.zeros(1), np.array([True]))
+    np.testing.assert_array_equal(buffer.advantages, 0.0)
+    assert buffer.group_stats["no_baseline_share"] == 1.0
+
+
+def test_episode_time_carries_across_rollouts():
+    buffer = GroupRolloutBuffer(3, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", n_envs=2)
+    fill(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), HAND_STARTS)
+    np.testing.assert_array_equal(buffer.episode_times, [[0, 0], [1, 1], [2, 0]])
+    # Next rollout: env 0's episode ended (starts anew), env 1's goes on counting
+    fill(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), np.array([[1, 0], [0, 0], [0, 0]], np.float32))
+    np.testing.assert_array_equal(buffer.episode_times, [[0, 1], [1, 2], [2, 3]])
+
+
+def test_diagnostics():
+    buffer = hand_buffer(binning="time")
+    stats = buffer.group_stats
+    assert stats["n_bins"] == 3
+    assert stats["returns_per_bin"] == pytest.approx(6 / 3)  # 3 + 2 + 1 first-visit returns over 3 bins
+    assert stats["own_trajectory_only_share"] == pytest.approx(1 / 6)  # env 0 at t=2
+    assert stats["n_trajectories"] == 3
+    assert stats["truncated_share"] == pytest.approx(1 / 6)  # env 1's last sample
+    assert stats["fallback_share"] == 0.0
+
+
+def test_rows_to_keys_groups_equal_rows_and_signed_zeros():
+    rows = np.array([[0.0, 1.0], [-0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 2.0]])
+    keys = rows_to_keys(rows)
+    assert keys[0] == keys[1] == keys[3]
+    assert len(set(keys.tolist())) == 3
+
+
+def test_group_baselines_of_an_empty_group():
+    baselines, stats = group_baselines([np.zeros(0, np.int64)], np.zeros(0, np.int64), np.zeros(0))
+    assert baselines.shape == (0,) and stats["n_bins"] == 0

@@ -1,0 +1,357 @@
+"""SB3's usual battery for an algorithm, run on GPG, plus GPG's own errors and diagnostics."""
+
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch as th
+from stable_baselines3 import PPO
+from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback, EvalCallback
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.envs import (
+    FakeImageEnv,
+    IdentityEnv,
+    IdentityEnvBox,
+    IdentityEnvMultiBinary,
+    IdentityEnvMultiDiscrete,
+    SimpleMultiObsEnv,
+)
+from stable_baselines3.common.evaluation import evaluate_policy
+from stable_baselines3.common.logger import KVWriter, Logger
+from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+from sb3_gpg import GPG, GroupDictRolloutBuffer, GroupRolloutBuffer
+from sb3_gpg.common.policies import ActorOnlyPolicy
+
+SMALL = dict(n_steps=64, batch_size=32, n_epochs=2)
+
+
+@pytest.mark.parametrize(
+    "env",
+    [IdentityEnv(2), IdentityEnvBox(), IdentityEnvMultiDiscrete(2), IdentityEnvMultiBinary(2)],
+    ids=["Discrete", "Box", "MultiDiscrete", "MultiBinary"],
+)
+def test_every_action_space(env):
+    model = GPG("MlpPolicy", env, seed=0, **SMALL).learn(256)
+    action, _ = model.predict(env.observation_space.sample(), deterministic=True)
+    assert env.action_space.contains(action)
+
+
+def test_dict_observations():
+    env = SimpleMultiObsEnv(random_start=False)
+    model = GPG("MultiInputPolicy", env, seed=0, **SMALL).learn(128)
+    assert isinstance(model.rollout_buffer, GroupDictRolloutBuffer)
+
+
+def test_cnn_on_images():
+    env = FakeImageEnv(screen_height=36, screen_width=36, n_channels=1, discrete=True)
+    model = GPG(
+        "CnnPolicy",
+        env,
+        seed=0,
+        n_steps=32,
+        batch_size=16,
+        n_epochs=1,
+        policy_kwargs=dict(features_extractor_kwargs=dict(features_dim=32)),
+    )
+    model.learn(64)
+    assert not any("value" in name or "vf" in name for name, _ in model.policy.named_parameters())
+
+
+def test_save_load_gives_identical_predictions_and_keeps_settings(tmp_path):
+    model = GPG(
+        "MlpPolicy",
+        "CartPole-v1",
+        seed=1,
+        binning="spatial_time",
+        bin_size=[0.5, 1.0, 0.1, 1.0],
+        leave_one_out=True,
+        min_bin_count=2,
+        truncated_returns="mask",
+        **SMALL,
+    )
+    model.learn(256)
+    observations = np.stack([model.observation_space.sample() for _ in range(20)])
+    actions, _ = model.predict(observations, deterministic=True)
+    model.save(tmp_path / "gpg")
+
+    loaded = GPG.load(tmp_path / "gpg", env=make_vec_env("CartPole-v1", n_envs=1))
+    np.testing.assert_array_equal(loaded.predict(observations, deterministic=True)[0], actions)
+    for key, tensor in model.policy.state_dict().items():
+        th.testing.assert_close(loaded.policy.state_dict()[key], tensor)
+    buffer = loaded.rollout_buffer
+    assert (buffer.binning, buffer.leave_one_out, buffer.min_bin_count, buffer.truncated_returns) == (
+        "spatial_time",
+        True,
+        2,
+        "mask",
+    )
+    np.testing.assert_array_equal(buffer.bin_size, [0.5, 1.0, 0.1, 1.0])
+    # The optimizer's state is restored too, so training continues where it stopped
+    assert loaded.policy.optimizer.state_dict()["state"].keys() == model.policy.optimizer.state_dict()["state"].keys()
+    loaded.learn(128, reset_num_timesteps=False)
+    assert loaded.num_timesteps == model.num_timesteps + 128
+
+
+def test_load_with_new_group_settings(tmp_path):
+    GPG("MlpPolicy", "CartPole-v1", **SMALL).save(tmp_path / "gpg")
+    loaded = GPG.load(tmp_path / "gpg", binning="universal")
+    assert loaded.rollout_buffer.binning == "universal"
+
+
+def test_custom_binning_callable_survives_save_load(tmp_path):
+    n_bins = 3
+    model = GPG("MlpPolicy", "CartPole-v1", binning=lambda obs, t: np.minimum(t, n_bins - 1), **SMALL)
+    model.learn(128)
+    model.save(tmp_path / "gpg")
+    loaded = GPG.load(tmp_path / "gpg", env=make_vec_env("CartPole-v1"))
+    loaded.learn(128)
+    assert loaded.rollout_buffer.binning(np.zeros((2, 1, 4)), np.array([[0], [7]])).tolist() == [[0], [2]]
+    assert loaded.rollout_buffer.group_stats["n_bins"] <= n_bins
+
+
+def test_set_env():
+    model = GPG("MlpPolicy", make_vec_env("CartPole-v1", n_envs=2), **SMALL).learn(128)
+    model.set_env(make_vec_env("CartPole-v1", n_envs=2))
+    model.learn(128, reset_num_timesteps=False)
+    with pytest.raises(AssertionError):  # SB3 refuses a different number of envs
+        model.set_env(make_vec_env("CartPole-v1", n_envs=3))
+
+
+def test_callbacks(tmp_path):
+    class CountSteps(BaseCallback):
+        def __init__(self):
+            super().__init__()
+            self.steps = self.rollouts = 0
+
+        def _on_step(self) -> bool:
+            self.steps += 1
+            return True
+
+        def _on_rollout_end(self) -> None:
+            self.rollouts += 1
+
+    counter = CountSteps()
+    eval_callback = EvalCallback(make_vec_env("CartPole-v1"), eval_freq=64, n_eval_episodes=2, log_path=str(tmp_path))
+    checkpoint = CheckpointCallback(save_freq=128, save_path=str(tmp_path), name_prefix="gpg")
+    GPG("MlpPolicy", "CartPole-v1", **SMALL).learn(256, callback=[counter, eval_callback, checkpoint])
+    assert (counter.steps, counter.rollouts) == (256, 4)
+    assert len(eval_callback.evaluations_results) == 4
+    assert (tmp_path / "gpg_256_steps.zip").exists()
+
+
+def test_callback_can_stop_training():
+    class StopAt(BaseCallback):
+        def _on_step(self) -> bool:
+            return self.num_timesteps < 10
+
+    model = GPG("MlpPolicy", "CartPole-v1", **SMALL).learn(1000, callback=StopAt())
+    assert model.num_timesteps == 10
+
+
+def test_vec_normalize():
+    env = VecNormalize(make_vec_env("Pendulum-v1", n_envs=2), norm_reward=True)
+    model = GPG("MlpPolicy", env, binning="spatial_time", bin_size=0.5, **SMALL).learn(256)
+    assert np.isfinite(model.rollout_buffer.advantages).all()
+    assert env.obs_rms.count > 256
+
+
+def test_gsde():
+    model = GPG("MlpPolicy", "Pendulum-v1", use_sde=True, sde_sample_freq=4, seed=0, **SMALL)
+    model.learn(128)
+    assert model.policy.use_sde and hasattr(model.policy, "log_std")
+
+
+def test_squashed_gsde_actions_stay_in_bounds():
+    model = GPG("MlpPolicy", "Pendulum-v1", use_sde=True, policy_kwargs=dict(squash_output=True), **SMALL).learn(128)
+    actions, _ = model.predict(np.stack([model.observation_space.sample() for _ in range(50)]))
+    assert np.all(np.abs(actions) <= 2.0)
+
+
+def test_several_envs_fill_one_group():
+    model = GPG("MlpPolicy", make_vec_env("CartPole-v1", n_envs=4), **SMALL).learn(256)
+    assert model.rollout_buffer.episode_times.shape == (64, 4)
+    assert model.rollout_buffer.group_stats["n_trajectories"] >= 4
+
+
+def test_same_seed_gives_same_results():
+    def train(seed):
+        model = GPG("MlpPolicy", "CartPole-v1", seed=seed, device="cpu", **SMALL).learn(256)
+        return th.nn.utils.parameters_to_vector(model.policy.parameters())
+
+    th.testing.assert_close(train(3), train(3), rtol=0, atol=0)
+    assert not th.equal(train(3), train(4))
+
+
+def test_time_limit_truncation_is_not_bootstrapped():
+    env = make_vec_env("CartPole-v1", n_envs=2, env_kwargs=dict(max_episode_steps=5))
+    model = GPG("MlpPolicy", env, **SMALL)
+    model.learn(64)
+    # SB3 adds gamma * V(terminal obs) to the reward of a truncated step; GPG's policy returns V = 0
+    np.testing.assert_array_equal(model.rollout_buffer.rewards, 1.0)
+
+
+def test_actor_only_policy_has_no_value_parameters():
+    gpg = GPG("MlpPolicy", "CartPole-v1")
+    ppo = PPO("MlpPolicy", "CartPole-v1")
+    assert isinstance(gpg.policy, ActorOnlyPolicy)
+    names = [name for name, _ in gpg.policy.named_parameters()]
+    assert not any("value" in name or "vf" in name for name in names), names
+    n_gpg = sum(p.numel() for p in gpg.policy.parameters())
+    n_ppo = sum(p.numel() for p in ppo.policy.parameters())
+    n_ppo_actor = sum(p.numel() for name, p in ppo.policy.named_parameters() if "value" not in name)
+    assert n_gpg == n_ppo_actor  # the actor's alone: 4*64+64 + 64*64+64 + 64*2+2 = 4610
+    assert n_gpg / n_ppo < 0.55
+    obs = th.zeros((3, 4))
+    th.testing.assert_close(gpg.policy.predict_values(obs), th.zeros((3, 1)))
+
+
+def test_custom_net_arch():
+    model = GPG("MlpPolicy", "CartPole-v1", policy_kwargs=dict(net_arch=[32], activation_fn=th.nn.ReLU, ortho_init=False))
+    shapes = [tuple(p.shape) for p in model.policy.parameters()]
+    assert shapes == [(32, 4), (32,), (2, 32), (2,)]
+
+
+def test_ppo_snippet_runs_with_gpg_and_warns_once():
+    ppo_kwargs = dict(
+        n_steps=64,
+        batch_size=32,
+        n_epochs=2,
+        gae_lambda=0.98,
+        vf_coef=0.5,
+        clip_range_vf=0.2,
+        ent_coef=0.01,
+        policy_kwargs=dict(net_arch=dict(pi=[32, 32], vf=[64, 64]), share_features_extractor=False),
+    )
+    PPO("MlpPolicy", "CartPole-v1", **ppo_kwargs).learn(128)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = GPG("MlpPolicy", "CartPole-v1", **ppo_kwargs).learn(128)
+    ignored = [w for w in caught if "GPG has no critic" in str(w.message)]
+    assert len(ignored) == 1
+    for name in ("gae_lambda=0.98", "vf_coef=0.5", "clip_range_vf=0.2", "net_arch['vf']", "share_features_extractor"):
+        assert name in str(ignored[0].message)
+    assert model.policy.net_arch == [32, 32]
+
+
+def test_no_warning_without_ppo_only_settings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GPG("MlpPolicy", "CartPole-v1", **SMALL)
+
+
+class CaptureLog(KVWriter):
+    def __init__(self):
+        self.records = []
+
+    def write(self, key_values, key_excluded, step=0):
+        self.records.append(dict(key_values))
+
+
+def test_group_diagnostics_are_logged():
+    capture = CaptureLog()
+    model = GPG("MlpPolicy", make_vec_env("CartPole-v1", n_envs=2), **SMALL)
+    model.set_logger(Logger(folder=None, output_formats=[capture]))
+    model.learn(256)
+    last = capture.records[-1]
+    for key in ("n_bins", "returns_per_bin", "own_trajectory_only_share", "n_trajectories", "truncated_share"):
+        assert f"gpg/{key}" in last
+    assert 0 <= last["gpg/truncated_share"] <= 1
+    assert "train/explained_variance" in last
+
+
+def test_masked_samples_stay_out_of_the_loss():
+    model = GPG("MlpPolicy", "CartPole-v1", truncated_returns="mask", seed=0, **SMALL)
+    model.learn(64)
+    buffer = model.rollout_buffer
+    assert buffer.loss_mask is not None  # CartPole's episode at the rollout's end is cut
+    n_in_loss = sum(len(batch.advantages) for batch in buffer.get(16))
+    assert n_in_loss == buffer.loss_mask.sum() < 64
+
+
+# Bad input: clear errors, before any environment step where possible
+
+
+class CountingEnv(gym.Wrapper):
+    steps = 0
+
+    def step(self, action):
+        CountingEnv.steps += 1
+        return super().step(action)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(binning="timestep"), "Unknown binning 'timestep'"),
+        (dict(binning="spatial", bin_size=0.0), "bin_size must be positive"),
+        (dict(binning="spatial", bin_size=[0.5, 0.5]), "bin_size has 2 values but the flattened observation has 4"),
+        (dict(binning="state"), "state binning needs a discrete observation space"),
+        (dict(min_bin_count=0), "min_bin_count must be an integer >= 1"),
+        (dict(truncated_returns="drop"), "truncated_returns must be one of"),
+        (dict(batch_size=1), "batch_size must be greater than 1"),
+        (dict(n_steps=1, batch_size=2), "n_steps \\* n_envs must be greater than 1"),
+        (dict(rollout_buffer_kwargs=dict(binning="time")), "Pass binning to GPG directly"),
+        (dict(rollout_buffer_class=GroupRolloutBuffer.__mro__[1]), "GPG computes its advantages in a GroupRolloutBuffer"),
+    ],
+)
+def test_bad_arguments_fail_before_any_step(kwargs, message):
+    CountingEnv.steps = 0
+    with pytest.raises(ValueError, match=message):
+        GPG("MlpPolicy", CountingEnv(gym.make("CartPole-v1")), **kwargs)
+    assert CountingEnv.steps == 0
+
+
+def test_spatial_binning_on_images_is_refused():
+    with pytest.raises(ValueError, match="image observations"):
+        GPG("CnnPolicy", FakeImageEnv(screen_height=36, screen_width=36), binning="spatial")
+
+
+def test_binning_callable_with_wrong_shape_fails_at_first_rollout():
+    model = GPG("MlpPolicy", "CartPole-v1", binning=lambda obs, t: t.reshape(-1), **SMALL)
+    with pytest.raises(ValueError, match=r"returned keys of shape \(64,\) .* shape \(n_steps, n_envs\) = \(64, 1\)"):
+        model.learn(64)
+
+
+def test_binning_callable_with_float_keys_fails():
+    model = GPG("MlpPolicy", "CartPole-v1", binning=lambda obs, t: obs[..., 0], **SMALL)
+    with pytest.raises(ValueError, match="dtype float32"):
+        model.learn(64)
+
+
+class NanEnv(gym.Wrapper):
+    def __init__(self, env, where):
+        super().__init__(env)
+        self.where, self.n_steps = where, 0
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        self.n_steps += 1
+        if self.n_steps == 5:
+            if self.where == "reward":
+                reward = float("nan")
+            else:
+                obs = obs.copy()
+                obs[1] = np.inf
+        return obs, reward, terminated, truncated, info
+
+
+@pytest.mark.parametrize("where", ["reward", "observation"])
+def test_non_finite_data_raises_naming_step_and_env(where):
+    env = DummyVecEnv([lambda: gym.make("CartPole-v1"), lambda: NanEnv(gym.make("CartPole-v1"), where)])
+    model = GPG("MlpPolicy", env, **SMALL)
+    # NaN reward of step 5 is added with step index 4; an inf observation returned by step 5 is stored at index 5
+    step = 4 if where == "reward" else 5
+    with pytest.raises(ValueError, match=rf"Non-finite {where} at rollout step {step}, env\(s\) \[1\]"):
+        model.learn(64)
+
+
+@pytest.mark.slow
+def test_learns_cartpole_within_a_step_budget():
+    """GPG with its defaults (PPO's defaults, time binning) on CartPole-v1: 30k steps, seed 0."""
+    model = GPG("MlpPolicy", "CartPole-v1", seed=0, device="cpu")
+    model.learn(30_000)
+    eval_env = make_vec_env("CartPole-v1", n_envs=1, seed=1000)
+    mean_return, _ = evaluate_policy(model, eval_env, n_eval_episodes=20, deterministic=True)
+    assert mean_return >= 195
