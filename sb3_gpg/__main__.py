@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--save", metavar="PATH", help="save the trained model to PATH.zip")
     args = parser.parse_args(argv)
 
-    print(f"sb3-gpg {__version__}: training GPG on {args.env} for {args.timesteps} steps ({args.n_envs} env(s), seed {args.seed})")
+    print(f"sb3-gpg {__version__}: training GPG on {args.env}, {args.timesteps} steps, {args.n_envs} env(s), seed {args.seed}")
     env = make_vec_env(args.env, n_envs=args.n_envs, seed=args.seed)
     model = GPG("MlpPolicy", env, binning=args.binning, seed=args.seed, device="cpu")
     start = time.perf_counter()
