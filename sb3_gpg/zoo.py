@@ -1,0 +1,333 @@
+"""
+RL Zoo integration: registers GPG in rl_zoo3, then runs rl_zoo3's own scripts.
+
+RL Zoo has no plugin mechanism: its ``ALGOS``, ``HYPERPARAMS_SAMPLER`` and ``HYPERPARAMS_CONVERTER`` are plain dicts,
+``--algo`` choices are read from ``ALGOS`` when the parser is built, and the default config is rl_zoo3's own
+``hyperparams/<algo>.yml``. So, as RL Zoo's maintainers advise for new algorithms (see its SBX guide), this module
+adds ``gpg`` to those dicts, points ``--conf-file`` at the YAML shipped with sb3_gpg, checks the GPG-specific input
+so that mistakes give one-line errors, and then hands over to rl_zoo3 unchanged. Every other algorithm keeps working
+through the same entry points.
+"""
+
+import argparse
+import difflib
+import importlib
+import inspect
+import random
+import runpy
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import yaml
+from torch import nn
+
+from sb3_gpg.common.binning import check_group_arguments
+from sb3_gpg.gpg.gpg import GPG
+
+GPG_HYPERPARAMS = Path(__file__).parent / "hyperparams" / "gpg.yml"
+# Keys of a YAML entry that RL Zoo consumes itself instead of passing them to the algorithm
+ZOO_KEYS = {
+    "n_envs",
+    "n_timesteps",
+    "policy",
+    "normalize",
+    "env_wrapper",
+    "vec_env_wrapper",
+    "frame_stack",
+    "callback",
+    "env_kwargs",
+    "monitor_kwargs",
+}
+NET_ARCHS = {"tiny": [64], "small": [64, 64], "medium": [256, 256]}
+ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
+# Spatial bins round every pixel of an image, so the search leaves them out for image observations (see GroupRolloutBuffer)
+SEARCHED_BINNINGS = ["time", "universal", "spatial", "spatial_time"]
+
+
+class ZooError(Exception):
+    """A mistake in the command line or the hyperparameter file, reported in one line."""
+
+
+def register_gpg() -> None:
+    """
+    Add GPG to rl_zoo3's algorithm, sampler and converter dicts (idempotent; rl_zoo3's files are not edited).
+    """
+    from rl_zoo3 import hyperparams_opt, utils
+
+    utils.ALGOS["gpg"] = GPG
+    hyperparams_opt.HYPERPARAMS_SAMPLER["gpg"] = sample_gpg_params
+    hyperparams_opt.HYPERPARAMS_CONVERTER["gpg"] = convert_gpg_params
+
+
+def sample_gpg_params(trial: Any, n_actions: int, n_envs: int, additional_args: dict) -> dict[str, Any]:
+    """
+    Optuna sampler for GPG: learning rate, n_steps, batch_size, n_epochs, gamma, clip_range, ent_coef, max_grad_norm,
+    binning, bin_size, leave_one_out and network size. Every combination is valid: ``batch_size`` is capped at
+    ``n_steps`` (so it fits the rollout of any number of envs and divides it), and ``bin_size`` is only sampled for
+    spatial binnings.
+
+    :param trial: the Optuna trial
+    :param n_actions: number of actions (unused, RL Zoo's signature)
+    :param n_envs: number of envs (unused: every sampled batch size fits one env's rollout)
+    :param additional_args: RL Zoo's extra arguments (unused)
+    :return: GPG keyword arguments
+    """
+    binning = trial.suggest_categorical("binning", SEARCHED_BINNINGS)
+    sampled = {
+        "n_steps_pow": trial.suggest_int("n_steps_pow", 5, 11),
+        "batch_size_pow": trial.suggest_int("batch_size_pow", 5, 10),
+        "one_minus_gamma": trial.suggest_float("one_minus_gamma", 0.0001, 0.03, log=True),
+        "learning_rate": trial.suggest_float("learning_rate", 1e-5, 3e-3, log=True),
+        "ent_coef": trial.suggest_float("ent_coef", 1e-8, 0.1, log=True),
+        "clip_range": trial.suggest_categorical("clip_range", [0.1, 0.2, 0.3, 0.4]),
+        "n_epochs": trial.suggest_categorical("n_epochs", [1, 5, 10, 20]),
+        "max_grad_norm": trial.suggest_float("max_grad_norm", 0.3, 2.0),
+        "binning": binning,
+        "leave_one_out": trial.suggest_categorical("leave_one_out", [False, True]),
+        "net_arch": trial.suggest_categorical("net_arch", list(NET_ARCHS)),
+        "activation_fn": trial.suggest_categorical("activation_fn", list(ACTIVATIONS)),
+    }
+    if binning.startswith("spatial"):
+        sampled["bin_size"] = trial.suggest_categorical("bin_size", [0.2, 0.5, 1.0, 2.0])
+    hyperparams = convert_gpg_params(sampled)
+    # Show the true values in Optuna's dashboard
+    for name in ("gamma", "n_steps", "batch_size"):
+        trial.set_user_attr(name, hyperparams[name])
+    return hyperparams
+
+
+def convert_gpg_params(sampled_params: dict[str, Any]) -> dict[str, Any]:
+    """
+    Turn sampled values (as Optuna stores them) into GPG keyword arguments.
+
+    :param sampled_params: values from ``sample_gpg_params``
+    :return: GPG keyword arguments
+    """
+    hyperparams = dict(sampled_params)
+    hyperparams["gamma"] = 1 - hyperparams.pop("one_minus_gamma")
+    hyperparams["n_steps"] = 2 ** hyperparams.pop("n_steps_pow")
+    hyperparams["batch_size"] = min(2 ** hyperparams.pop("batch_size_pow"), hyperparams["n_steps"])
+    policy_kwargs = {
+        "net_arch": NET_ARCHS[hyperparams.pop("net_arch")],
+        "activation_fn": ACTIVATIONS[hyperparams.pop("activation_fn")],
+    }
+    return {"policy_kwargs": policy_kwargs, **hyperparams}
+
+
+def gpg_parameter_names() -> set[str]:
+    """
+    :return: the keyword arguments GPG's constructor accepts from a hyperparameter file
+    """
+    return set(inspect.signature(GPG.__init__).parameters) - {"self", "env", "_init_setup_model"}
+
+
+def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str) -> None:
+    """
+    :param hyperparams: one entry of a hyperparameter file, with the command line's overrides
+    :param where: what to name in the error (file and entry)
+    :raises ZooError: for a key GPG does not know or a bad value of GPG's own arguments
+    """
+    unknown = sorted(set(hyperparams) - ZOO_KEYS - gpg_parameter_names())
+    if unknown:
+        close = {key: difflib.get_close_matches(key, gpg_parameter_names() | ZOO_KEYS, n=1) for key in unknown}
+        hints = ", ".join(f"{key!r}" + (f" (did you mean {match[0]!r}?)" if match else "") for key, match in close.items())
+        raise ZooError(f"{where}: GPG does not know {hints}.")
+    try:
+        check_group_arguments(
+            hyperparams.get("binning", "time"),
+            hyperparams.get("bin_size", 1.0),
+            hyperparams.get("min_bin_count", 1),
+            hyperparams.get("truncated_returns", "keep"),
+        )
+    except ValueError as error:
+        raise ZooError(f"{where}: {error}") from None
+
+
+def _parse_train_arguments(argv: list[str]) -> argparse.Namespace:
+    """
+    Read the few rl_zoo3 train flags that the checks need, as rl_zoo3 defines them; the rest pass through.
+    """
+    from rl_zoo3.utils import StoreDict
+
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--algo", default="ppo")
+    parser.add_argument("--env", default="CartPole-v1")
+    parser.add_argument("-conf", "--conf-file", default=None)
+    parser.add_argument("-params", "--hyperparams", nargs="+", action=StoreDict, default={})
+    parser.add_argument("--gym-packages", nargs="+", default=[])
+    parser.add_argument("-optimize", "--optimize-hyperparameters", action="store_true", default=False)
+    parser.add_argument("--storage", default=None)
+    try:
+        return parser.parse_known_args(argv)[0]
+    except (SyntaxError, NameError) as error:  # StoreDict evaluates each value as Python
+        raise ZooError(f"-params: {error}; write values as Python, e.g. -params binning:\"'time'\" n_steps:256") from None
+
+
+def _check_env(env_id: str, gym_packages: list[str]) -> None:
+    import gymnasium as gym
+    import rl_zoo3.import_envs  # noqa: F401 (registers RL Zoo's envs)
+
+    for package in gym_packages:
+        importlib.import_module(package)
+    if env_id not in gym.envs.registry:
+        match = difflib.get_close_matches(env_id, list(gym.envs.registry), n=1)
+        raise ZooError(f"Unknown environment {env_id!r}" + (f": did you mean {match[0]!r}?" if match else "."))
+
+
+def _observation_is_image(env_id: str) -> bool:
+    import gymnasium as gym
+    from stable_baselines3.common.preprocessing import is_image_space
+
+    space = gym.make(env_id).observation_space
+    subspaces = space.spaces.values() if isinstance(space, gym.spaces.Dict) else [space]
+    return any(is_image_space(subspace, check_channels=False) for subspace in subspaces)
+
+
+def init_storage(storage: str, attempts: int = 10) -> None:
+    """
+    Create the tables of an Optuna RDB storage (SQLite, PostgreSQL, MySQL URL), retrying while another worker does
+    the same: workers started together on a new database otherwise race on the schema and all but one fail.
+
+    :param storage: an SQLAlchemy URL; journal files (``*.log``) need no set-up
+    :param attempts: how many times to try
+    """
+    import sqlalchemy.exc
+    from optuna.storages import RDBStorage
+
+    if storage.endswith(".log"):
+        return
+    for attempt in range(attempts):
+        try:
+            RDBStorage(storage)
+            return
+        except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.OperationalError):
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2 + random.random())
+
+
+def prepare_train(argv: list[str]) -> list[str]:
+    """
+    Check a ``train`` command line and, for ``--algo gpg`` without ``--conf-file``, add sb3_gpg's ``gpg.yml``.
+
+    :param argv: the rl_zoo3 train arguments
+    :return: the arguments to give rl_zoo3
+    :raises ZooError: for an unknown env, a missing entry, an unknown key or a bad GPG value
+    """
+    args = _parse_train_arguments(argv)
+    _check_env(args.env, args.gym_packages)
+    if args.algo != "gpg":
+        return argv
+    if args.conf_file is None:
+        argv = [*argv, "--conf-file", str(GPG_HYPERPARAMS)]
+        args.conf_file = str(GPG_HYPERPARAMS)
+    if args.conf_file.endswith((".yml", ".yaml")):
+        with open(args.conf_file) as file:
+            entries = yaml.safe_load(file) or {}
+        name = args.env if args.env in entries else "default"
+        if name not in entries:
+            raise ZooError(f"{args.conf_file} has no entry for {args.env} and no 'default' entry: add one.")
+        where = f"{args.conf_file} [{name}]" + (" with -params" if args.hyperparams else "")
+        check_gpg_hyperparams({**entries[name], **args.hyperparams}, where)
+    else:
+        check_gpg_hyperparams(args.hyperparams, "-params")
+    if args.optimize_hyperparameters and args.storage is not None:
+        init_storage(args.storage)
+    if args.optimize_hyperparameters and _observation_is_image(args.env):
+        SEARCHED_BINNINGS[:] = ["time", "universal"]
+    return argv
+
+
+def _run_with_argv(program: str, argv: list[str], function: Callable[[], Any]) -> None:
+    with mock.patch.object(sys, "argv", [program, *argv]):
+        function()
+
+
+def train(argv: list[str]) -> None:
+    """``rl_zoo3.train`` with GPG registered and checked."""
+    from rl_zoo3.train import train as zoo_train
+
+    _run_with_argv("sb3_gpg.train", prepare_train(argv), zoo_train)
+
+
+def enjoy(argv: list[str]) -> None:
+    """``rl_zoo3.enjoy`` with GPG registered."""
+    from rl_zoo3.enjoy import enjoy as zoo_enjoy
+
+    _run_with_argv("sb3_gpg.enjoy", argv, zoo_enjoy)
+
+
+def record_video(argv: list[str]) -> None:
+    """``rl_zoo3.record_video`` (a ``__main__`` script) run in this process, with GPG registered."""
+    _run_with_argv("sb3_gpg.record_video", argv, lambda: runpy.run_module("rl_zoo3.record_video", run_name="__main__"))
+
+
+def record_training(argv: list[str]) -> None:
+    """
+    ``rl_zoo3.record_training``, whose ``python -m rl_zoo3.record_video`` subprocesses would not know GPG: they are
+    sent to ``sb3_gpg.record_video`` with this interpreter instead. Adding the captions needs ``ffmpeg`` on the PATH.
+    """
+    original_call = subprocess.call
+
+    def call(command: list[str], *args, **kwargs) -> int:
+        if command[:3] == ["python", "-m", "rl_zoo3.record_video"]:
+            command = [sys.executable, "-m", "sb3_gpg.record_video", *command[3:]]
+        return original_call(command, *args, **kwargs)
+
+    with mock.patch.object(subprocess, "call", call):
+        _run_with_argv(
+            "sb3_gpg.record_training", argv, lambda: runpy.run_module("rl_zoo3.record_training", run_name="__main__")
+        )
+
+
+def plots(argv: list[str]) -> None:
+    """
+    rl_zoo3's plot scripts: ``plots train ...`` (``plot_train``: training curves of one run), ``plots all ...``
+    (``all_plots``: evaluations of several algorithms and envs), ``plots file ...`` (``plot_from_file``).
+    """
+    from rl_zoo3.plots import all_plots, plot_from_file, plot_train
+
+    scripts = {"train": plot_train, "all": all_plots, "file": plot_from_file}
+    if not argv or argv[0] not in scripts:
+        raise ZooError(f"plots needs one of {', '.join(scripts)}: e.g. plots train --algo gpg --env CartPole-v1 -f logs")
+    _run_with_argv(f"sb3_gpg.plots {argv[0]}", argv[1:], scripts[argv[0]])
+
+
+COMMANDS: dict[str, Callable[[list[str]], None]] = {
+    "train": train,
+    "enjoy": enjoy,
+    "record_video": record_video,
+    "record_training": record_training,
+    "plots": plots,
+}
+
+
+def run(command: str, argv: list[str] | None = None) -> None:
+    """
+    Run one RL Zoo command with GPG registered; a ``ZooError`` ends the process with a one-line message.
+
+    :param command: one of ``COMMANDS``
+    :param argv: its arguments (``sys.argv[1:]`` when None)
+    """
+    register_gpg()
+    try:
+        COMMANDS[command](sys.argv[1:] if argv is None else argv)
+    except ZooError as error:
+        sys.exit(f"sb3-gpg {command}: error: {error}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """
+    The ``sb3-gpg`` console script: ``sb3-gpg {train,enjoy,record_video,record_training,plots} ...``.
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] not in COMMANDS:
+        sys.exit(
+            f"usage: sb3-gpg {{{','.join(COMMANDS)}}} [rl_zoo3 arguments]; e.g. sb3-gpg train --algo gpg --env CartPole-v1"
+        )
+    run(argv[0], argv[1:])

@@ -1,0 +1,153 @@
+"""RL Zoo integration: the CLI end to end in a temporary folder, the YAML, the Optuna sampler and the one-line errors."""
+
+import argparse
+import os
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import optuna
+import pytest
+import yaml
+from rl_zoo3.exp_manager import ExperimentManager
+from stable_baselines3.common.env_util import make_vec_env
+
+from sb3_gpg import GPG
+from sb3_gpg.zoo import GPG_HYPERPARAMS, ZooError, convert_gpg_params, prepare_train, register_gpg, sample_gpg_params
+
+QUICK_TRAIN = ["--env", "CartPole-v1", "-n", "2048", "--eval-freq", "1024", "--eval-episodes", "2", "--seed", "0"]
+
+
+def cli(*args, cwd, check=True):
+    result = subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    if check:
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result
+
+
+def test_train_then_enjoy_then_record_video(tmp_path):
+    cli("sb3_gpg.train", "--algo", "gpg", *QUICK_TRAIN, "-f", "logs", cwd=tmp_path)
+    run_folder = tmp_path / "logs" / "gpg" / "CartPole-v1_1"
+    assert (run_folder / "CartPole-v1.zip").exists()
+    assert np.load(run_folder / "evaluations.npz")["results"].shape == (2, 2)
+    # The run used sb3_gpg's YAML entry
+    saved = yaml.load((run_folder / "CartPole-v1" / "config.yml").read_text(), Loader=yaml.UnsafeLoader)
+    assert dict(saved)["n_envs"] == yaml.safe_load(GPG_HYPERPARAMS.read_text())["CartPole-v1"]["n_envs"]
+
+    result = cli(
+        "sb3_gpg.enjoy", "--algo", "gpg", "--env", "CartPole-v1", "-f", "logs", "--no-render", "-n", "300", cwd=tmp_path
+    )
+    assert "Mean reward" in result.stdout or "Episode Reward" in result.stdout
+
+    cli("sb3_gpg.record_video", "--algo", "gpg", "--env", "CartPole-v1", "-f", "logs", "-n", "50", cwd=tmp_path)
+    assert list((run_folder / "videos").glob("*.mp4"))
+
+
+def test_ppo_through_the_same_entry_point(tmp_path):
+    cli("sb3_gpg.train", "--algo", "ppo", *QUICK_TRAIN, "-f", "logs", cwd=tmp_path)
+    assert (tmp_path / "logs" / "ppo" / "CartPole-v1_1" / "CartPole-v1.zip").exists()
+
+
+def test_console_script_trains(tmp_path):
+    result = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "sb3-gpg"), "train", "--algo", "gpg", *QUICK_TRAIN, "-f", "logs"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / "logs" / "gpg" / "CartPole-v1_1" / "CartPole-v1.zip").exists()
+
+
+OPTIMIZE = [
+    "--algo", "gpg", "--env", "CartPole-v1", "-optimize", "-n", "1024", "--n-evaluations", "1", "--eval-episodes", "2",
+    "--study-name", "cartpole", "-f", "logs",
+]  # fmt: skip
+
+
+def count_trials(storage):
+    return len(optuna.load_study(study_name="cartpole", storage=storage).trials)
+
+
+def test_optimize_two_trials_with_sqlite(tmp_path):
+    storage = f"sqlite:///{tmp_path / 'gpg.db'}"
+    cli("sb3_gpg.train", *OPTIMIZE, "--n-trials", "2", "--n-jobs", "1", "--storage", storage, cwd=tmp_path)
+    assert count_trials(storage) == 2
+
+
+def test_two_processes_share_one_study(tmp_path):
+    storage = f"sqlite:///{tmp_path / 'gpg.db'}"
+    command = [sys.executable, "-m", "sb3_gpg.train", *OPTIMIZE, "--n-trials", "2", "--storage", storage]
+    workers = [subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(2)]
+    outputs = [worker.communicate(timeout=300)[0].decode() for worker in workers]
+    assert [worker.returncode for worker in workers] == [0, 0], "\n".join(output[-2000:] for output in outputs)
+    study = optuna.load_study(study_name="cartpole", storage=storage)
+    assert len(study.trials) == 4
+    # Each process finished its own two trials (its summary counts the study's trials at its end)
+    assert all("Number of finished trials" in output for output in outputs)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--algo", "gpg", "--env", "CartPol-v1"], "Unknown environment 'CartPol-v1': did you mean 'CartPole-v1'?"),
+        (["--algo", "gpg", "--env", "Acrobot-v1", "-conf", "{conf}"], "has no entry for Acrobot-v1 and no 'default' entry"),
+        (
+            ["--algo", "gpg", "--env", "CartPole-v1", "-conf", "{conf}"],
+            "GPG does not know 'gae_lamda' (did you mean 'gae_lambda'?)",
+        ),
+        (["--algo", "gpg", "--env", "CartPole-v1", "-params", "binning:'tim'"], "Unknown binning 'tim'"),
+        (["--algo", "gpg", "--env", "CartPole-v1", "-params", "bin_size:-1.0"], "bin_size must be positive"),
+    ],
+)
+def test_bad_input_gives_one_line_error(tmp_path, argv, message):
+    conf = tmp_path / "conf.yml"
+    conf.write_text("CartPole-v1:\n  n_timesteps: 1000\n  policy: MlpPolicy\n  gae_lamda: 0.9\n")
+    argv = [arg.format(conf=conf) for arg in argv]
+    result = cli("sb3_gpg.train", *argv, "-f", "logs", cwd=tmp_path, check=False)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()], result.stderr  # one line, no traceback
+    assert message in result.stderr
+    assert not (tmp_path / "logs").exists()  # nothing ran
+
+
+def test_default_conf_is_sb3_gpg_yaml_and_other_algos_are_left_alone():
+    assert prepare_train(["--algo", "gpg"])[-2:] == ["--conf-file", str(GPG_HYPERPARAMS)]
+    assert prepare_train(["--algo", "ppo", "--env", "CartPole-v1"]) == ["--algo", "ppo", "--env", "CartPole-v1"]
+    with pytest.raises(ZooError, match="GPG does not know 'vf_coeff'"):
+        prepare_train(["--algo", "gpg", "-params", "vf_coeff:0.5"])
+
+
+ENTRIES = yaml.safe_load(GPG_HYPERPARAMS.read_text())
+
+
+@pytest.mark.parametrize("env_id", [name for name in ENTRIES if name != "default"])
+def test_every_yaml_entry_builds_a_gpg_model(tmp_path, env_id):
+    try:
+        gym.make(env_id).close()
+    except (gym.error.DependencyNotInstalled, ModuleNotFoundError, ImportError) as error:
+        pytest.skip(f"{env_id} is not installed here: {error}")
+    register_gpg()
+    manager = ExperimentManager(
+        argparse.Namespace(), "gpg", env_id, str(tmp_path), config=str(GPG_HYPERPARAMS), verbose=0, eval_freq=-1
+    )
+    model, _ = manager.setup_experiment()
+    assert isinstance(model, GPG)
+    assert model.n_envs == ENTRIES[env_id].get("n_envs", 1)
+    model.env.close()
+
+
+def test_sampled_hyperparameters_are_always_valid():
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    for n_envs in (1, 3, 16):
+        env = make_vec_env("CartPole-v1", n_envs=n_envs)
+        for _ in range(15):
+            trial = study.ask()
+            hyperparams = sample_gpg_params(trial, n_actions=2, n_envs=n_envs, additional_args={})
+            assert hyperparams["batch_size"] <= hyperparams["n_steps"] * n_envs
+            GPG("MlpPolicy", env, **hyperparams)  # raises on any invalid combination
+            # What Optuna stores converts back to the same values (as RL Zoo does for --trial-id and best trials)
+            assert convert_gpg_params(trial.params) == hyperparams
+            study.tell(trial, 0.0)
