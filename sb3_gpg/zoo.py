@@ -289,13 +289,39 @@ def plots(argv: list[str]) -> None:
     """
     rl_zoo3's plot scripts: ``plots train ...`` (``plot_train``: training curves of one run), ``plots all ...``
     (``all_plots``: evaluations of several algorithms and envs), ``plots file ...`` (``plot_from_file``).
+    They only show their figures; ``--png PATH`` saves them instead (PATH, then PATH_2.png, ... for more figures),
+    for machines without a display.
     """
     from rl_zoo3.plots import all_plots, plot_from_file, plot_train
 
     scripts = {"train": plot_train, "all": all_plots, "file": plot_from_file}
     if not argv or argv[0] not in scripts:
         raise ZooError(f"plots needs one of {', '.join(scripts)}: e.g. plots train --algo gpg --env CartPole-v1 -f logs")
-    _run_with_argv(f"sb3_gpg.plots {argv[0]}", argv[1:], scripts[argv[0]])
+    png_parser = argparse.ArgumentParser(add_help=False)
+    png_parser.add_argument("--png", default=None)
+    png_args, script_argv = png_parser.parse_known_args(argv[1:])
+    if png_args.png is None:
+        _run_with_argv(f"sb3_gpg.plots {argv[0]}", script_argv, scripts[argv[0]])
+        return
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    saved: list[str] = []
+
+    def save_figures(*args, **kwargs) -> None:
+        stem = png_args.png.removesuffix(".png")
+        for number in plt.get_fignums():
+            path = f"{stem}.png" if not saved else f"{stem}_{len(saved) + 1}.png"
+            plt.figure(number).savefig(path, bbox_inches="tight", dpi=120)
+            saved.append(path)
+        plt.close("all")
+
+    with mock.patch.object(plt, "show", save_figures):
+        _run_with_argv(f"sb3_gpg.plots {argv[0]}", script_argv, scripts[argv[0]])
+    print("Saved " + ", ".join(saved) if saved else "No figure to save")
 
 
 COMMANDS: dict[str, Callable[[list[str]], None]] = {

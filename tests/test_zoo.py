@@ -26,7 +26,7 @@ def cli(*args, cwd, check=True):
     return result
 
 
-def test_train_then_enjoy_then_record_video(tmp_path):
+def test_train_then_enjoy_record_video_and_plot(tmp_path):
     cli("sb3_gpg.train", "--algo", "gpg", *QUICK_TRAIN, "-f", "logs", cwd=tmp_path)
     run_folder = tmp_path / "logs" / "gpg" / "CartPole-v1_1"
     assert (run_folder / "CartPole-v1.zip").exists()
@@ -42,6 +42,23 @@ def test_train_then_enjoy_then_record_video(tmp_path):
 
     cli("sb3_gpg.record_video", "--algo", "gpg", "--env", "CartPole-v1", "-f", "logs", "-n", "50", cwd=tmp_path)
     assert list((run_folder / "videos").glob("*.mp4"))
+
+    cli(
+        "sb3_gpg.plots",
+        "train",
+        "--algo",
+        "gpg",
+        "--env",
+        "CartPole-v1",
+        "-f",
+        "logs",
+        "-w",
+        "5",
+        "--png",
+        "curve.png",
+        cwd=tmp_path,
+    )
+    assert (tmp_path / "curve.png").stat().st_size > 10_000
 
 
 def test_ppo_through_the_same_entry_point(tmp_path):
