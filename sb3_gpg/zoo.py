@@ -13,10 +13,13 @@ import argparse
 import difflib
 import importlib
 import inspect
+import os
 import random
 import runpy
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -162,6 +165,7 @@ def _parse_train_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--gym-packages", nargs="+", default=[])
     parser.add_argument("-optimize", "--optimize-hyperparameters", action="store_true", default=False)
     parser.add_argument("--storage", default=None)
+    parser.add_argument("--env-kwargs", nargs="+", action=StoreDict, default=None)
     try:
         return parser.parse_known_args(argv)[0]
     except (SyntaxError, NameError) as error:  # StoreDict evaluates each value as Python
@@ -234,6 +238,10 @@ def prepare_train(argv: list[str]) -> list[str]:
             raise ZooError(f"{args.conf_file} has no entry for {args.env} and no 'default' entry: add one.")
         where = f"{args.conf_file} [{name}]" + (" with -params" if args.hyperparams else "")
         check_gpg_hyperparams({**entries[name], **args.hyperparams}, where)
+        if "env_kwargs" in entries[name] and args.env_kwargs is None:
+            # rl_zoo3 builds its evaluation env and saves args.yml (read by enjoy and record_video) from the command
+            # line's env kwargs only: give it the entry's, or e.g. CliffWalking's time limit is missing in evaluation
+            argv = [*argv, "--env-kwargs", *(f"{key}:{value!r}" for key, value in entries[name]["env_kwargs"].items())]
     else:
         check_gpg_hyperparams(args.hyperparams, "-params")
     if args.optimize_hyperparameters and args.storage is not None:
@@ -270,7 +278,8 @@ def record_video(argv: list[str]) -> None:
 def record_training(argv: list[str]) -> None:
     """
     ``rl_zoo3.record_training``, whose ``python -m rl_zoo3.record_video`` subprocesses would not know GPG: they are
-    sent to ``sb3_gpg.record_video`` with this interpreter instead. Adding the captions needs ``ffmpeg`` on the PATH.
+    sent to ``sb3_gpg.record_video`` with this interpreter instead. rl_zoo3 captions and joins the videos with an
+    ``ffmpeg`` command; where none is on the PATH, the binary that imageio-ffmpeg (a moviepy dependency) ships is used.
     """
     original_call = subprocess.call
 
@@ -279,10 +288,17 @@ def record_training(argv: list[str]) -> None:
             command = [sys.executable, "-m", "sb3_gpg.record_video", *command[3:]]
         return original_call(command, *args, **kwargs)
 
-    with mock.patch.object(subprocess, "call", call):
-        _run_with_argv(
-            "sb3_gpg.record_training", argv, lambda: runpy.run_module("rl_zoo3.record_training", run_name="__main__")
-        )
+    with tempfile.TemporaryDirectory() as ffmpeg_dir, mock.patch.object(subprocess, "call", call):
+        path = os.environ["PATH"]
+        if shutil.which("ffmpeg") is None:
+            import imageio_ffmpeg
+
+            os.symlink(imageio_ffmpeg.get_ffmpeg_exe(), os.path.join(ffmpeg_dir, "ffmpeg"))
+            path = ffmpeg_dir + os.pathsep + path
+        with mock.patch.dict(os.environ, {"PATH": path}):
+            _run_with_argv(
+                "sb3_gpg.record_training", argv, lambda: runpy.run_module("rl_zoo3.record_training", run_name="__main__")
+            )
 
 
 def plots(argv: list[str]) -> None:

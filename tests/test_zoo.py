@@ -26,8 +26,8 @@ def cli(*args, cwd, check=True):
     return result
 
 
-def test_train_then_enjoy_record_video_and_plot(tmp_path):
-    cli("sb3_gpg.train", "--algo", "gpg", *QUICK_TRAIN, "-f", "logs", cwd=tmp_path)
+def test_train_then_enjoy_record_and_plot(tmp_path):
+    cli("sb3_gpg.train", "--algo", "gpg", *QUICK_TRAIN, "-f", "logs", "--save-freq", "1024", cwd=tmp_path)
     run_folder = tmp_path / "logs" / "gpg" / "CartPole-v1_1"
     assert (run_folder / "CartPole-v1.zip").exists()
     assert np.load(run_folder / "evaluations.npz")["results"].shape == (2, 2)
@@ -42,6 +42,10 @@ def test_train_then_enjoy_record_video_and_plot(tmp_path):
 
     cli("sb3_gpg.record_video", "--algo", "gpg", "--env", "CartPole-v1", "-f", "logs", "-n", "50", cwd=tmp_path)
     assert list((run_folder / "videos").glob("*.mp4"))
+
+    # Its record_video subprocesses are sent to sb3_gpg.record_video; captions need ffmpeg (imageio-ffmpeg's if none)
+    cli("sb3_gpg.record_training", "--algo", "gpg", "--env", "CartPole-v1", "-f", "logs", "-n", "20", cwd=tmp_path)
+    assert (run_folder / "videos" / "training.mp4").exists()
 
     cli(
         "sb3_gpg.plots",
