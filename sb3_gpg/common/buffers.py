@@ -114,6 +114,7 @@ class GroupRolloutBuffer(RolloutBuffer):
     def reset(self) -> None:
         self.episode_times = np.zeros((self.buffer_size, self.n_envs), dtype=np.int64)
         self.loss_mask = None
+        self._device_samples: RolloutBufferSamples | DictRolloutBufferSamples | None = None
         super().reset()
 
     def add(self, obs, action, reward, episode_start, value, log_prob) -> None:  # type: ignore[override]
@@ -132,7 +133,7 @@ class GroupRolloutBuffer(RolloutBuffer):
 
     def _check_finite(self, name: str, array: np.ndarray) -> None:
         array = np.asarray(array)
-        if not np.issubdtype(array.dtype, np.floating):
+        if array.dtype.kind != "f" or np.isfinite(array).all():
             return
         finite = np.isfinite(array.reshape(self.n_envs, -1)).all(axis=1)
         if not finite.all():
@@ -231,7 +232,16 @@ class GroupRolloutBuffer(RolloutBuffer):
     def _get_samples(self, batch_inds: np.ndarray, env: VecNormalize | None = None):  # type: ignore[override]
         if self.loss_mask is not None:
             batch_inds = batch_inds[self.loss_mask[batch_inds]]
-        return super()._get_samples(batch_inds, env)
+        if self._device_samples is None:
+            # Copy the whole rollout to the device once (as SB3 builds a minibatch), not every minibatch n_epochs times
+            self._device_samples = super()._get_samples(np.arange(self.buffer_size * self.n_envs), env)
+        index = th.as_tensor(batch_inds, device=self.device)
+        return type(self._device_samples)(
+            *(
+                {key: tensor[index] for key, tensor in field.items()} if isinstance(field, dict) else field[index]
+                for field in self._device_samples
+            )
+        )
 
 
 class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):

@@ -10,7 +10,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
-from stable_baselines3.common.utils import FloatSchedule, explained_variance
+from stable_baselines3.common.utils import FloatSchedule, explained_variance, obs_as_tensor
 from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg.common.binning import Binning, check_group_arguments
@@ -246,13 +246,80 @@ class GPG(OnPolicyAlgorithm):
         n_rollout_steps: int,
     ) -> bool:
         """
-        Collect a rollout as ``OnPolicyAlgorithm`` does, then log the group's diagnostics under ``gpg/``.
+        Collect experiences using the current policy and fill a ``GroupRolloutBuffer``, then log the group's
+        diagnostics under ``gpg/``.
+
+        ``OnPolicyAlgorithm.collect_rollouts`` less what only a critic needs: no per-env loop that bootstraps
+        time-limit truncations with the value of the terminal observation, no value of the last observation.
+
+        :param env: The training environment
+        :param callback: Callback that will be called at each step (and at the beginning and end of the rollout)
+        :param rollout_buffer: Buffer to fill with rollouts
+        :param n_rollout_steps: Number of experiences to collect per environment
+        :return: True if function returned with at least `n_rollout_steps` collected, False if callback terminated
+            rollout prematurely.
         """
-        continue_training = super().collect_rollouts(env, callback, rollout_buffer, n_rollout_steps)
-        if continue_training:
-            for key, value in self.rollout_buffer.group_stats.items():
-                self.logger.record(f"gpg/{key}", value)
-        return continue_training
+        assert self._last_obs is not None, "No previous observation was provided"
+        self.policy.set_training_mode(False)
+
+        n_steps = 0
+        rollout_buffer.reset()
+        if self.use_sde:
+            self.policy.reset_noise(env.num_envs)
+
+        callback.on_rollout_start()
+
+        while n_steps < n_rollout_steps:
+            if self.use_sde and self.sde_sample_freq > 0 and n_steps % self.sde_sample_freq == 0:
+                self.policy.reset_noise(env.num_envs)
+
+            with th.no_grad():
+                obs_tensor = obs_as_tensor(self._last_obs, self.device)  # type: ignore[arg-type]
+                actions, no_values, log_probs = self.policy(obs_tensor)
+            actions = actions.cpu().numpy()
+
+            clipped_actions = actions
+
+            if isinstance(self.action_space, spaces.Box):
+                if self.policy.squash_output:
+                    clipped_actions = self.policy.unscale_action(clipped_actions)
+                else:
+                    clipped_actions = np.clip(actions, self.action_space.low, self.action_space.high)
+
+            new_obs, rewards, dones, infos = env.step(clipped_actions)
+
+            self.num_timesteps += env.num_envs
+
+            callback.update_locals(locals())
+            if not callback.on_step():
+                return False
+
+            self._update_info_buffer(infos, dones)
+            n_steps += 1
+
+            if isinstance(self.action_space, spaces.Discrete):
+                actions = actions.reshape(-1, 1)
+
+            rollout_buffer.add(
+                self._last_obs,  # type: ignore[arg-type]
+                actions,
+                rewards,
+                self._last_episode_starts,  # type: ignore[arg-type]
+                no_values,
+                log_probs,
+            )
+            self._last_obs = new_obs  # type: ignore[assignment]
+            self._last_episode_starts = dones
+
+        rollout_buffer.compute_returns_and_advantage(last_values=no_values, dones=dones)
+        for key, value in rollout_buffer.group_stats.items():  # type: ignore[attr-defined]
+            self.logger.record(f"gpg/{key}", value)
+
+        callback.update_locals(locals())
+
+        callback.on_rollout_end()
+
+        return True
 
     def train(self) -> None:
         """

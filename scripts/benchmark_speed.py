@@ -1,0 +1,261 @@
+"""
+Speed and memory of GPG against PPO on the same work, and against the environment alone.
+
+For each configuration (env, n_envs) both algorithms run the same rollout size (n_steps per env), minibatch size
+(a quarter of the rollout), epochs and network. Iterations of GPG and PPO alternate, after one warm-up iteration each,
+and each iteration is split into rollout collection, advantage computation and policy update. The floor is the bare
+VecEnv stepping the same number of steps with fixed actions: no learner can collect a rollout faster. Medians over the
+repeats are reported, with GPG/PPO ratios. Peak memory is measured in a fresh subprocess per algorithm (peak RSS after
+`--peak-iterations` iterations, minus the RSS before the model was built); the advantage computation is also timed
+against the deliberately slow loop-by-loop reference of the tests (tests/reference.py).
+
+Run from the repository root:
+
+    python scripts/benchmark_speed.py --output benchmarks/speed.md
+"""
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import stable_baselines3
+import torch as th
+from stable_baselines3 import PPO
+from stable_baselines3.common.env_util import make_vec_env
+from tqdm import tqdm
+
+import sb3_gpg
+from sb3_gpg import GPG
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPOSITORY))  # for tests.reference
+
+# (env id, n_envs, binning): the issue's grid
+DEFAULT_CONFIGS = [
+    *[("CartPole-v1", n, "time") for n in (1, 16, 64, 128)],
+    *[("LunarLander-v3", n, "time") for n in (1, 16, 128)],
+    ("HalfCheetah-v5", 16, "time"),
+    *[("LunarLander-v3", 128, b) for b in ("rollout_step", "universal", "spatial", "spatial_time")],
+    ("CliffWalking-v1", 128, "state"),
+]
+N_STEPS = {"HalfCheetah-v5": 256}  # MuJoCo steps are slow: a shorter rollout keeps the grid within minutes
+PHASES = ("rollout", "advantage", "update")
+
+
+def make_model(algo: str, env_id: str, n_envs: int, binning: str, n_steps: int, n_epochs: int, seed: int):
+    env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
+    kwargs = dict(n_steps=n_steps, batch_size=max(n_steps * n_envs // 4, 2), n_epochs=n_epochs, seed=seed, device="cpu")
+    if algo == "gpg":
+        return GPG("MlpPolicy", env, binning=binning, bin_size=0.5, **kwargs)
+    return PPO("MlpPolicy", env, **kwargs)
+
+
+class PhaseTimer:
+    """Wraps a model's collect_rollouts, compute_returns_and_advantage and train to time each phase of an iteration."""
+
+    def __init__(self, model):
+        self.model = model
+        self.times: dict[str, list[float]] = {phase: [] for phase in PHASES}
+        collect, train = model.collect_rollouts, model.train
+        compute = model.rollout_buffer.compute_returns_and_advantage
+
+        def timed_compute(*args, **kwargs):
+            start = time.perf_counter()
+            compute(*args, **kwargs)
+            self._advantage = time.perf_counter() - start
+
+        def timed_collect(*args, **kwargs):
+            start = time.perf_counter()
+            result = collect(*args, **kwargs)
+            self.times["rollout"].append(time.perf_counter() - start - self._advantage)
+            self.times["advantage"].append(self._advantage)
+            return result
+
+        def timed_train():
+            start = time.perf_counter()
+            train()
+            self.times["update"].append(time.perf_counter() - start)
+
+        model.rollout_buffer.compute_returns_and_advantage = timed_compute
+        model.collect_rollouts = timed_collect
+        model.train = timed_train
+
+    def iterate(self) -> None:
+        model = self.model
+        model.learn(model.n_steps * model.n_envs, reset_num_timesteps=False)
+
+
+def floor_time(env_id: str, n_envs: int, n_steps: int, seed: int, repeats: int) -> float:
+    """Median time for the bare VecEnv to step n_steps with fixed actions (the same action for every env)."""
+    env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
+    actions = np.stack([env.action_space.sample()] * n_envs)
+    env.reset()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(n_steps):
+            env.step(actions)
+        times.append(time.perf_counter() - start)
+    env.close()
+    return statistics.median(times)
+
+
+def reference_speedup(model, repeats: int = 3) -> tuple[float, float]:
+    """Time the buffer's advantage computation and the loop-by-loop reference on the same (last) rollout."""
+    from tests.reference import ReferenceGPG
+
+    buffer = model.rollout_buffer
+    n_steps, n_envs = buffer.buffer_size, buffer.n_envs
+    # get() flattened the observations env-major: bring back the (n_steps, n_envs, ...) layout of the last rollout
+    observations = buffer.observations.reshape(n_envs, n_steps, *buffer.observations.shape[1:]).swapaxes(0, 1)
+    rewards, starts, dones = buffer.rewards.copy(), buffer.episode_starts.copy(), np.zeros(n_envs, dtype=bool)
+    fast = []
+    for _ in range(repeats):
+        buffer.reset()
+        for step in range(n_steps):
+            buffer.add(
+                observations[step], np.zeros((n_envs, 1)), rewards[step], starts[step], th.zeros(n_envs), th.zeros(n_envs)
+            )
+        start = time.perf_counter()
+        buffer.compute_returns_and_advantage(th.zeros(n_envs), dones)
+        fast.append(time.perf_counter() - start)
+    reference = ReferenceGPG(n_envs, buffer.gamma, buffer.binning, bin_size=float(buffer.bin_size))
+    start = time.perf_counter()
+    reference.advantages(observations, rewards, starts, dones)
+    slow = time.perf_counter() - start
+    return statistics.median(fast), slow
+
+
+def peak_memory(algo: str, env_id: str, n_envs: int, binning: str, n_steps: int, n_epochs: int, iterations: int) -> float:
+    """Peak RSS growth (MiB) of a fresh process that builds the model and trains it `iterations` iterations."""
+    code = f"""
+import resource, torch
+torch.set_num_threads(1)
+import sys; sys.path.insert(0, {str(REPOSITORY / "scripts")!r})
+from benchmark_speed import make_model
+from stable_baselines3.common.env_util import make_vec_env
+make_vec_env({env_id!r}, n_envs=1).close()  # imports and env registration before the baseline
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+model = make_model({algo!r}, {env_id!r}, {n_envs}, {binning!r}, {n_steps}, {n_epochs}, 0)
+model.learn({iterations} * model.n_steps * model.n_envs)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+"""
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return float(output.strip().splitlines()[-1])
+
+
+def benchmark(env_id: str, n_envs: int, binning: str, args: argparse.Namespace) -> dict:
+    n_steps = N_STEPS.get(env_id, args.n_steps)
+    models = {algo: make_model(algo, env_id, n_envs, binning, n_steps, args.n_epochs, args.seed) for algo in ("gpg", "ppo")}
+    timers = {algo: PhaseTimer(model) for algo, model in models.items()}
+    for timer in timers.values():  # warm-up
+        timer.iterate()
+    for timer in timers.values():
+        for phase in PHASES:
+            timer.times[phase].clear()
+    for _ in range(args.repeats):  # alternate, so that both see the same machine noise
+        for timer in timers.values():
+            timer.iterate()
+
+    result = {"env": env_id, "n_envs": n_envs, "binning": binning, "n_steps": n_steps}
+    for algo, timer in timers.items():
+        for phase in PHASES:
+            result[f"{algo}_{phase}"] = statistics.median(timer.times[phase])
+        iterations = [sum(values) for values in zip(*(timer.times[phase] for phase in PHASES), strict=True)]
+        result[f"{algo}_iteration"] = statistics.median(iterations)
+        result[f"{algo}_params"] = sum(p.numel() for p in models[algo].policy.parameters())
+    result["floor"] = floor_time(env_id, n_envs, n_steps, args.seed, args.repeats)
+    result["reference_fast"], result["reference_slow"] = reference_speedup(models["gpg"])
+    if args.peak_iterations > 0:
+        for algo in ("gpg", "ppo"):
+            result[f"{algo}_peak_mib"] = peak_memory(
+                algo, env_id, n_envs, binning, n_steps, args.n_epochs, args.peak_iterations
+            )
+    return result
+
+
+def markdown(results: list[dict], args: argparse.Namespace, wall_time: float) -> str:
+    lines = [
+        "# Speed and memory: GPG against PPO and against the bare environment",
+        "",
+        f"Command: `python scripts/benchmark_speed.py {' '.join(sys.argv[1:])}`",
+        "",
+        f"Machine: {platform.processor() or platform.machine()}, {th.get_num_threads()} torch thread(s), "
+        f"Python {platform.python_version()}, torch {th.__version__}, SB3 {stable_baselines3.__version__}, "
+        f"sb3_gpg {sb3_gpg.__version__}. {args.repeats} alternating iterations per algorithm after one warm-up; "
+        f"medians. Both use n_epochs={args.n_epochs}, batch_size = a quarter of the rollout, SB3's default 64-64 "
+        f"MlpPolicy, DummyVecEnv. Total wall time {wall_time:.0f} s.",
+        "",
+        "Times are seconds per iteration (one rollout of n_steps x n_envs samples plus the update). *floor*: the bare "
+        "VecEnv stepping the same number of steps with fixed actions. *vs floor*: GPG's iteration over the floor. "
+        "*adv. share*: advantage computation as a share of GPG's iteration. *vs reference*: speed-up of the advantage "
+        "computation over the loop-by-loop reference implementation of Algorithm 2 on the same rollout.",
+        "",
+        "| env | n_envs | binning | n_steps | GPG iter | PPO iter | iter ratio | GPG update | PPO update | update ratio "
+        "| GPG rollout | PPO rollout | GPG adv. | PPO adv. | adv. share | vs reference | floor | vs floor |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['env']} | {r['n_envs']} | {r['binning']} | {r['n_steps']} | {r['gpg_iteration']:.3f} | "
+            f"{r['ppo_iteration']:.3f} | **{r['gpg_iteration'] / r['ppo_iteration']:.2f}** | {r['gpg_update']:.3f} | "
+            f"{r['ppo_update']:.3f} | **{r['gpg_update'] / r['ppo_update']:.2f}** | {r['gpg_rollout']:.3f} | "
+            f"{r['ppo_rollout']:.3f} | {r['gpg_advantage'] * 1e3:.1f} ms | {r['ppo_advantage'] * 1e3:.1f} ms | "
+            f"{r['gpg_advantage'] / r['gpg_iteration']:.1%} | {r['reference_slow'] / r['reference_fast']:.0f}x | "
+            f"{r['floor']:.3f} | {r['gpg_iteration'] / r['floor']:.2f}x |"
+        )
+    lines += [
+        "",
+        "| env | n_envs | GPG params | PPO params | params ratio | GPG peak RSS growth | PPO peak RSS growth |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    seen = set()
+    for r in results:
+        if (r["env"], r["n_envs"]) in seen:
+            continue
+        seen.add((r["env"], r["n_envs"]))
+        memory = (
+            f"{r['gpg_peak_mib']:.1f} MiB | {r['ppo_peak_mib']:.1f} MiB"
+            if "gpg_peak_mib" in r
+            else "not measured | not measured"
+        )
+        lines.append(
+            f"| {r['env']} | {r['n_envs']} | {r['gpg_params']} | {r['ppo_params']} | "
+            f"{r['gpg_params'] / r['ppo_params']:.3f} | {memory} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--configs", nargs="*", help="env:n_envs:binning triples (default: the full grid)")
+    parser.add_argument("--n-steps", type=int, default=128, help="steps per env per rollout (HalfCheetah: 256)")
+    parser.add_argument("--n-epochs", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=5, help="measured iterations per algorithm")
+    parser.add_argument("--peak-iterations", type=int, default=2, help="iterations in the memory subprocess (0: skip)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", type=Path, help="markdown file to write (and a .json beside it)")
+    args = parser.parse_args()
+    th.set_num_threads(1)
+
+    configs = DEFAULT_CONFIGS
+    if args.configs:
+        configs = [(env, int(n), binning) for env, n, binning in (config.split(":") for config in args.configs)]
+    start = time.perf_counter()
+    results = [benchmark(*config, args) for config in tqdm(configs, desc="configurations")]
+    report = markdown(results, args, time.perf_counter() - start)
+    print(report)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(report)
+        args.output.with_suffix(".json").write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
