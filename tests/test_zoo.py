@@ -65,6 +65,29 @@ def test_train_then_enjoy_record_and_plot(tmp_path):
     assert (tmp_path / "curve.png").stat().st_size > 10_000
 
 
+def test_yaml_env_kwargs_reach_the_evaluation_env(tmp_path):
+    # CliffWalking's entry sets a time limit through env_kwargs; without it in rl_zoo3's eval env, evaluating a policy
+    # that does not reach the goal would never end (the subprocess timeout would fail this test)
+    cli(
+        "sb3_gpg.train",
+        "--algo",
+        "gpg",
+        "--env",
+        "CliffWalking-v1",
+        "-n",
+        "2048",
+        "--eval-freq",
+        "1024",
+        "-f",
+        "logs",
+        cwd=tmp_path,
+    )
+    run_folder = tmp_path / "logs" / "gpg" / "CliffWalking-v1_1"
+    assert np.load(run_folder / "evaluations.npz")["results"].shape[0] == 2
+    saved_args = yaml.load((run_folder / "CliffWalking-v1" / "args.yml").read_text(), Loader=yaml.UnsafeLoader)
+    assert dict(saved_args)["env_kwargs"] == {"max_episode_steps": 100}
+
+
 def test_ppo_through_the_same_entry_point(tmp_path):
     cli("sb3_gpg.train", "--algo", "ppo", *QUICK_TRAIN, "-f", "logs", cwd=tmp_path)
     assert (tmp_path / "logs" / "ppo" / "CartPole-v1_1" / "CartPole-v1.zip").exists()
