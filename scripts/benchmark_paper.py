@@ -1,0 +1,244 @@
+"""
+Reproduce the paper's comparison: GPG and PPO side by side with the same shared hyperparameters, over env counts
+(GPG's group size), training seeds and iterations, each run evaluated on separate evaluation seeds; and the binning
+ablation on LunarLander.
+
+Shared hyperparameters (the paper's): classic control, CleanRL's PPO defaults (128 steps per env, 4 epochs,
+4 minibatches, lr 2.5e-4 annealed, gamma 0.99, clip 0.2, ent 0.01, max grad norm 0.5); LunarLander, RL Zoo's PPO
+entry; MuJoCo, CleanRL's (2048 steps, 10 epochs, 32 minibatches, lr 3e-4, observation and reward normalisation).
+GPG uses time binning unless a variant says otherwise.
+
+Writes into --out: runs/<run>.csv (one per run: iteration, env steps, wall time, evaluation mean), curves.csv (all
+runs), table.md (final evaluation, mean +- std over training seeds, in the paper's layout) and PNG plots (reward vs
+iteration per env count, reward vs env steps). Finished runs are not run again; runs spread over --jobs processes.
+
+    python scripts/benchmark_paper.py --envs CartPole-v1 --n-envs 1 4 16 32 128 --seeds 0 1 2 3 --jobs 2
+    python scripts/benchmark_paper.py --ablation --n-envs 1 4 16 --seeds 0 1 --jobs 2 --out benchmarks/ablation
+"""
+
+import argparse
+import csv
+import itertools
+import os
+import time
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+CLASSIC = dict(n_steps=128, n_epochs=4, n_minibatches=4, learning_rate=("lin", 2.5e-4), gamma=0.99, clip_range=0.2,
+               ent_coef=0.01, max_grad_norm=0.5)  # fmt: skip
+MUJOCO = dict(n_steps=2048, n_epochs=10, n_minibatches=32, learning_rate=("const", 3e-4), gamma=0.99, clip_range=0.2,
+              ent_coef=0.0, max_grad_norm=0.5, normalize=True)  # fmt: skip
+# RL Zoo's PPO entry for LunarLander (its batch_size 64 of a 16 x 1024 rollout is 256 minibatches)
+LUNAR = dict(n_steps=1024, n_epochs=4, n_minibatches=256, learning_rate=("const", 3e-4), gamma=0.999, clip_range=0.2,
+             ent_coef=0.01, max_grad_norm=0.5)  # fmt: skip
+SETTINGS = {"CartPole-v1": CLASSIC, "CliffWalking-v1": CLASSIC, "Acrobot-v1": CLASSIC, "LunarLander-v3": LUNAR,
+            "HalfCheetah-v5": MUJOCO, "Hopper-v5": MUJOCO}  # fmt: skip
+# CliffWalking has no time limit in gymnasium 1.x: training follows the paper (none); evaluation stops at 200 steps
+EVAL_ENV_KWARGS = {"CliffWalking-v1": {"max_episode_steps": 200}}
+# The binning ablation: name -> GPG keyword arguments
+VARIANTS = {
+    "time": dict(binning="time"),
+    "universal": dict(binning="universal"),
+    **{f"spatial_{eps}": dict(binning="spatial", bin_size=eps) for eps in (1.0, 0.5, 0.2)},
+    **{f"spatial_time_{eps}": dict(binning="spatial_time", bin_size=eps) for eps in (1.0, 0.5, 0.2)},
+    "time_leave_one_out": dict(binning="time", leave_one_out=True),
+    "spatial_time_0.2_min3": dict(binning="spatial_time", bin_size=0.2, min_bin_count=3),
+}
+
+
+def run_name(env_id: str, algo: str, n_envs: int, seed: int) -> str:
+    return f"{env_id}__{algo}__{n_envs}envs__seed{seed}"
+
+
+def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dict[str, Any]) -> list[dict]:
+    """One run: train for `iterations` rollouts, evaluating every `eval_every` iterations on separate seeds."""
+    import torch as th
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.utils import LinearSchedule
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    from sb3_gpg import GPG
+
+    th.set_num_threads(1)
+    settings = dict(SETTINGS[env_id])
+    n_steps = args.get("n_steps") or settings.pop("n_steps")
+    settings.pop("n_steps", None)
+    normalize = settings.pop("normalize", False)
+    kind, learning_rate = settings.pop("learning_rate")
+    batch_size = max(n_steps * n_envs // settings.pop("n_minibatches"), 2)
+    kwargs = dict(settings, n_steps=n_steps, batch_size=batch_size, seed=seed, device="cpu")
+    kwargs["learning_rate"] = LinearSchedule(learning_rate, 0.0, 1.0) if kind == "lin" else learning_rate
+
+    env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
+    if normalize:
+        env = VecNormalize(env, gamma=kwargs["gamma"])
+    if algo == "ppo":
+        model = PPO("MlpPolicy", env, gae_lambda=0.95, **kwargs)
+    else:
+        model = GPG("MlpPolicy", env, **(VARIANTS[algo.removeprefix("gpg_")] if algo != "gpg" else {}), **kwargs)
+
+    eval_env = make_vec_env(env_id, n_envs=1, seed=10_000 + seed, env_kwargs=EVAL_ENV_KWARGS.get(env_id))
+    if normalize:
+        eval_env = VecNormalize(eval_env, training=False, norm_reward=False)
+    rows = []
+    clock = {"start": time.perf_counter(), "evaluating": 0.0}
+
+    def evaluate(iteration: int) -> None:
+        started = time.perf_counter()
+        if normalize:
+            eval_env.obs_rms = env.obs_rms
+        returns = []
+        for eval_seed in range(args["eval_episodes"]):  # separate evaluation seeds, one deterministic episode each
+            eval_env.seed(10_000 + 100 * seed + eval_seed)
+            returns.append(evaluate_policy(model, eval_env, n_eval_episodes=1, deterministic=True)[0])
+        training_time = started - clock["start"] - clock["evaluating"]
+        rows.append(
+            dict(env=env_id, algo=algo, n_envs=n_envs, seed=seed, iteration=iteration, env_steps=model.num_timesteps,
+                 wall_time=round(training_time, 2), eval_mean=float(np.mean(returns)))
+        )  # fmt: skip
+        clock["evaluating"] += time.perf_counter() - started
+
+    class EvaluateEvery(BaseCallback):
+        """Evaluate after every `eval_every` iterations (at the start of the next rollout), inside one learn() call
+        so that the learning-rate annealing spans the whole budget, as in CleanRL."""
+
+        def _on_rollout_start(self) -> None:
+            done = self.model.num_timesteps // (n_steps * n_envs)
+            if done > 0 and done % args["eval_every"] == 0:
+                evaluate(done)
+
+        def _on_step(self) -> bool:
+            return True
+
+    model.learn(args["iterations"] * n_steps * n_envs, callback=EvaluateEvery())
+    evaluate(args["iterations"])
+    env.close()
+    eval_env.close()
+    return rows
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as file:
+        writer = csv.DictWriter(file, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_csv(path: Path) -> list[dict]:
+    types = {"n_envs": int, "seed": int, "iteration": int, "env_steps": int, "wall_time": float, "eval_mean": float}
+    with open(path) as file:
+        return [{key: types.get(key, str)(value) for key, value in row.items()} for row in csv.DictReader(file)]
+
+
+def table(rows: list[dict], algos: list[str]) -> str:
+    """Final evaluation, mean +- std over training seeds, one row per (env count, algorithm) as in the paper."""
+    final: dict[tuple, list[float]] = defaultdict(list)
+    last_iteration = {}
+    for row in rows:
+        key = (row["env"], row["algo"], row["n_envs"], row["seed"])
+        if row["iteration"] >= last_iteration.get(key, -1):
+            last_iteration[key] = row["iteration"]
+    for row in rows:
+        if row["iteration"] == last_iteration[(row["env"], row["algo"], row["n_envs"], row["seed"])]:
+            final[(row["env"], row["algo"], row["n_envs"])].append(row["eval_mean"])
+    envs = sorted({row["env"] for row in rows})
+    lines = ["| envs | algo | " + " | ".join(envs) + " |", "|---|---|" + "---|" * len(envs)]
+    for n_envs in sorted({row["n_envs"] for row in rows}):
+        for algo in algos:
+            cells = []
+            for env_id in envs:
+                values = final.get((env_id, algo, n_envs))
+                cells.append(f"{np.mean(values):.1f} +- {np.std(values):.1f} ({len(values)})" if values else "")
+            lines.append(f"| {n_envs} | {algo} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n\nCells: mean +- std of the final evaluation over training seeds (number of seeds).\n"
+
+
+def plots(rows: list[dict], out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    for env_id in sorted({row["env"] for row in rows}):
+        env_rows = [row for row in rows if row["env"] == env_id]
+        counts = sorted({row["n_envs"] for row in env_rows})
+        algos = sorted({row["algo"] for row in env_rows})
+        for x_key, x_label, suffix in (("iteration", "iteration", "iterations"), ("env_steps", "environment steps", "steps")):
+            figure, axes = plt.subplots(1, len(counts), figsize=(4 * len(counts), 3.4), squeeze=False, sharey=True)
+            for axis, n_envs in zip(axes[0], counts, strict=True):
+                for algo in algos:
+                    runs = defaultdict(dict)
+                    for row in env_rows:
+                        if row["n_envs"] == n_envs and row["algo"] == algo:
+                            runs[row["seed"]][row[x_key]] = row["eval_mean"]
+                    if not runs:
+                        continue
+                    xs = sorted(set.intersection(*(set(run) for run in runs.values())))
+                    values = np.array([[run[x] for x in xs] for run in runs.values()])
+                    axis.plot(xs, values.mean(axis=0), label=f"{algo} ({len(runs)} seeds)")
+                    axis.fill_between(xs, values.min(axis=0), values.max(axis=0), alpha=0.2)
+                axis.set_title(f"{n_envs} envs")
+                axis.set_xlabel(x_label)
+                if x_key == "env_steps":
+                    axis.set_xscale("log")
+            axes[0][0].set_ylabel("evaluation return")
+            axes[0][-1].legend(fontsize=8)
+            figure.suptitle(f"{env_id}: mean over training seeds (band: min-max)")
+            figure.tight_layout()
+            path = out / f"{env_id}_{suffix}.png"
+            figure.savefig(path, dpi=110)
+            plt.close(figure)
+            written.append(path)
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--envs", nargs="+", default=["CartPole-v1"], choices=list(SETTINGS))
+    parser.add_argument("--algos", nargs="+", default=["gpg", "ppo"], help="gpg, ppo, or gpg_<variant> (see --ablation)")
+    parser.add_argument("--ablation", action="store_true", help="LunarLander-v3 with every binning variant, no PPO")
+    parser.add_argument("--n-envs", nargs="+", type=int, default=[1, 4, 16, 32, 128])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
+    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--eval-every", type=int, default=10, help="iterations between evaluations")
+    parser.add_argument("--eval-episodes", type=int, default=5, help="evaluation seeds (one episode each)")
+    parser.add_argument("--n-steps", type=int, help="override the steps per env per rollout (smoke tests)")
+    parser.add_argument("--jobs", type=int, default=max(os.cpu_count() or 1, 1))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/paper"))
+    args = parser.parse_args()
+    if args.ablation:
+        args.envs, args.algos = ["LunarLander-v3"], [f"gpg_{variant}" for variant in VARIANTS]
+
+    settings = dict(iterations=args.iterations, eval_every=args.eval_every, eval_episodes=args.eval_episodes,
+                    n_steps=args.n_steps)  # fmt: skip
+    runs = list(itertools.product(args.envs, args.algos, args.n_envs, args.seeds))
+    todo = [run for run in runs if not (args.out / "runs" / f"{run_name(*run)}.csv").exists()]
+    print(f"{len(runs)} runs, {len(runs) - len(todo)} already done, {len(todo)} to run on {args.jobs} process(es)")
+    start = time.perf_counter()
+    with ProcessPoolExecutor(args.jobs) as pool:
+        futures = {pool.submit(train_and_evaluate, *run, settings): run for run in todo}
+        for future in tqdm(as_completed(futures), total=len(futures), desc="runs"):
+            write_csv(args.out / "runs" / f"{run_name(*futures[future])}.csv", future.result())
+
+    rows = [row for run in runs for row in read_csv(args.out / "runs" / f"{run_name(*run)}.csv")]
+    write_csv(args.out / "curves.csv", rows)
+    report = f"# {', '.join(args.envs)}: {', '.join(args.algos)}\n\n" + table(rows, args.algos)
+    (args.out / "table.md").write_text(report)
+    written = plots(rows, args.out)
+    print(report)
+    print(f"Wrote {args.out / 'curves.csv'}, {args.out / 'table.md'}, " + ", ".join(map(str, written)))
+    print(f"Wall time of this invocation: {time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
