@@ -120,7 +120,12 @@ def reference_speedup(model, repeats: int = 3) -> tuple[float, float]:
         buffer.reset()
         for step in range(n_steps):
             buffer.add(
-                observations[step], np.zeros((n_envs, 1)), rewards[step], starts[step], th.zeros(n_envs), th.zeros(n_envs)
+                observations[step],
+                np.zeros((n_envs, buffer.action_dim)),
+                rewards[step],
+                starts[step],
+                th.zeros(n_envs),
+                th.zeros(n_envs),
             )
         start = time.perf_counter()
         buffer.compute_returns_and_advantage(th.zeros(n_envs), dones)

@@ -186,11 +186,18 @@ def test_diagnostics():
     assert stats["fallback_share"] == 0.0
 
 
-def test_rows_to_keys_groups_equal_rows_and_signed_zeros():
-    rows = np.array([[0.0, 1.0], [-0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 2.0]])
+@pytest.mark.parametrize(
+    "rows",
+    [
+        np.array([[0.0, 1.0], [-0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 2.0]]),  # packed into one integer per row
+        np.array([[0.0, 1.0], [-0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 2.0]]) * 1e300,  # ranges too wide: sorted
+        np.array([[0.0, 1.5], [-0.0, 1.5], [1.0, 0.5], [0.0, 1.5], [1.0, 2.5]]),  # not integers: sorted
+    ],
+)
+def test_rows_to_keys_groups_equal_rows_and_signed_zeros(rows):
     keys = rows_to_keys(rows)
     assert keys[0] == keys[1] == keys[3]
-    assert len(set(keys.tolist())) == 3
+    assert len({keys[0], keys[2], keys[4]}) == 3
 
 
 def test_group_baselines_of_an_empty_group():

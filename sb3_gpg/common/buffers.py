@@ -175,7 +175,13 @@ class GroupRolloutBuffer(RolloutBuffer):
         self.values[:] = flat_baselines.reshape(self.n_envs, self.buffer_size).T
         self.advantages[:] = self.returns - self.values
         self.loss_mask = None if in_group.all() else in_group
-        self.group_stats = {**stats, "truncated_share": float(cut_by_rollout_end.mean())}
+        # Trajectory ids grow along the env-major order, so each new id is a new trajectory
+        n_trajectories = np.count_nonzero(np.diff(trajectory_ids[in_group])) + 1 if in_group.any() else 0
+        self.group_stats = {
+            **stats,
+            "n_trajectories": float(n_trajectories),
+            "truncated_share": float(cut_by_rollout_end.mean()),
+        }
 
     def _compute_returns(self, dones: np.ndarray) -> np.ndarray:
         """

@@ -73,14 +73,14 @@ def group_baselines(
         sample's own return, so its advantage is 0
     :return: the baselines and the group's diagnostics: ``n_bins`` (bins of the finest level), ``returns_per_bin``
         (mean first-visit returns per bin), ``own_trajectory_only_share`` (share of samples whose bin held only their
-        own trajectory), ``n_trajectories``, ``fallback_share`` (share of samples whose baseline came from a coarser
+        own trajectory), ``fallback_share`` (share of samples whose baseline came from a coarser
         level or none) and ``no_baseline_share`` (share of samples left with advantage 0)
     """
     returns = returns.astype(np.float64, copy=False)
     n_samples = len(returns)
     baselines = returns.copy()
     if n_samples == 0:
-        stats = dict.fromkeys(("n_bins", "returns_per_bin", "own_trajectory_only_share", "n_trajectories"), 0.0)
+        stats = dict.fromkeys(("n_bins", "returns_per_bin", "own_trajectory_only_share"), 0.0)
         return GroupBaselines(baselines, {**stats, "fallback_share": 0.0, "no_baseline_share": 0.0})
 
     unresolved = np.ones(n_samples, dtype=bool)
@@ -100,7 +100,6 @@ def group_baselines(
                 "n_bins": float(len(visits.counts)),
                 "returns_per_bin": float(visits.counts.mean()),
                 "own_trajectory_only_share": float(np.mean(visits.counts[visits.bins] == 1)),
-                "n_trajectories": float(len(np.unique(trajectory_ids))),
                 "fallback_share": float(unresolved.mean()),
             }
         if not unresolved.any():
