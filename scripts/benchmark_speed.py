@@ -5,9 +5,9 @@ For each configuration (env, n_envs) both algorithms run the same rollout size (
 (a quarter of the rollout), epochs and network. Iterations of GPG and PPO alternate, after one warm-up iteration each,
 and each iteration is split into rollout collection, advantage computation and policy update. The floor is the bare
 VecEnv stepping the same number of steps with fixed actions: no learner can collect a rollout faster. Medians over the
-repeats are reported, with GPG/PPO ratios. Peak memory is measured in a fresh subprocess per algorithm (peak RSS after
-`--peak-iterations` iterations, minus the RSS before the model was built); the advantage computation is also timed
-against the deliberately slow loop-by-loop reference of the tests (tests/reference.py).
+repeats are reported, with GPG/PPO ratios. Memory is measured in a fresh subprocess per algorithm (peak RSS after
+`--peak-iterations` iterations; exact sizes of the learner's state and of the rollout buffer); the advantage
+computation is also timed against the deliberately slow loop-by-loop reference of the tests (tests/reference.py).
 
 Run from the repository root:
 
@@ -137,22 +137,31 @@ def reference_speedup(model, repeats: int = 3) -> tuple[float, float]:
     return statistics.median(fast), slow
 
 
-def peak_memory(algo: str, env_id: str, n_envs: int, binning: str, n_steps: int, n_epochs: int, iterations: int) -> float:
-    """Peak RSS growth (MiB) of a fresh process that builds the model and trains it `iterations` iterations."""
+def peak_memory(algo: str, env_id: str, n_envs: int, binning: str, n_steps: int, n_epochs: int, iterations: int) -> dict:
+    """
+    Memory of a fresh process that builds the model and trains it `iterations` iterations: its peak resident memory
+    (torch's runtime included), and, exactly, the bytes of the learner's state (parameters, gradients, Adam's two
+    moments) and of the rollout buffer's arrays.
+    """
     code = f"""
-import resource, torch
+import json, resource, torch
 torch.set_num_threads(1)
 import sys; sys.path.insert(0, {str(REPOSITORY / "scripts")!r})
 from benchmark_speed import make_model
-from stable_baselines3.common.env_util import make_vec_env
-make_vec_env({env_id!r}, n_envs=1).close()  # imports and env registration before the baseline
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 model = make_model({algo!r}, {env_id!r}, {n_envs}, {binning!r}, {n_steps}, {n_epochs}, 0)
 model.learn({iterations} * model.n_steps * model.n_envs)
-print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+buffer = model.rollout_buffer
+arrays = [value for value in vars(buffer).values() if hasattr(value, "nbytes")]
+if isinstance(buffer.observations, dict):
+    arrays += list(buffer.observations.values())
+print(json.dumps(dict(
+    peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    learner_mib=4 * sum(p.numel() * p.element_size() for p in model.policy.parameters()) / 2**20,
+    buffer_mib=sum(a.nbytes for a in arrays) / 2**20,
+)))
 """
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    return float(output.strip().splitlines()[-1])
+    return json.loads(output.strip().splitlines()[-1])
 
 
 def benchmark(env_id: str, n_envs: int, binning: str, args: argparse.Namespace) -> dict:
@@ -179,9 +188,8 @@ def benchmark(env_id: str, n_envs: int, binning: str, args: argparse.Namespace) 
     result["reference_fast"], result["reference_slow"] = reference_speedup(models["gpg"])
     if args.peak_iterations > 0:
         for algo in ("gpg", "ppo"):
-            result[f"{algo}_peak_mib"] = peak_memory(
-                algo, env_id, n_envs, binning, n_steps, args.n_epochs, args.peak_iterations
-            )
+            memory = peak_memory(algo, env_id, n_envs, binning, n_steps, args.n_epochs, args.peak_iterations)
+            result.update({f"{algo}_{key}": value for key, value in memory.items()})
     return result
 
 
@@ -217,18 +225,23 @@ def markdown(results: list[dict], args: argparse.Namespace, wall_time: float) ->
         )
     lines += [
         "",
-        "| env | n_envs | GPG params | PPO params | params ratio | GPG peak RSS growth | PPO peak RSS growth |",
-        "|---|---|---|---|---|---|---|",
+        "Memory: *learner* is the exact size of parameters, gradients and Adam's two moments; *buffer* the rollout "
+        "buffer's arrays (GPG's include the episode times); *peak* the peak resident memory of a fresh process that "
+        f"builds the model and trains {args.peak_iterations} iteration(s), torch's runtime and the envs included.",
+        "",
+        "| env | n_envs | GPG params | PPO params | params ratio | GPG learner | PPO learner | GPG buffer | PPO buffer "
+        "| GPG peak | PPO peak |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     seen = set()
     for r in results:
         if (r["env"], r["n_envs"]) in seen:
             continue
         seen.add((r["env"], r["n_envs"]))
-        memory = (
-            f"{r['gpg_peak_mib']:.1f} MiB | {r['ppo_peak_mib']:.1f} MiB"
-            if "gpg_peak_mib" in r
-            else "not measured | not measured"
+        memory = " | ".join(
+            f"{r[f'{algo}_{key}']:.2f} MiB" if f"{algo}_{key}" in r else "not measured"
+            for key in ("learner_mib", "buffer_mib", "peak_mib")
+            for algo in ("gpg", "ppo")
         )
         lines.append(
             f"| {r['env']} | {r['n_envs']} | {r['gpg_params']} | {r['ppo_params']} | "

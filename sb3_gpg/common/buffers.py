@@ -92,6 +92,7 @@ class GroupRolloutBuffer(RolloutBuffer):
         self.group_stats: dict[str, float] = {}
         # Samples that enter the loss, flattened as `get` flattens (env-major); None when all do
         self.loss_mask: np.ndarray | None = None
+        self._building_rollout_tensors = False
         super().__init__(
             buffer_size, observation_space, action_space, device, gae_lambda=gae_lambda, gamma=gamma, n_envs=n_envs
         )
@@ -227,6 +228,13 @@ class GroupRolloutBuffer(RolloutBuffer):
         """
         return self.observations.reshape(self.buffer_size * self.n_envs, -1).astype(np.float64)
 
+    def to_torch(self, array: np.ndarray, copy: bool = True) -> th.Tensor:
+        """
+        ``BaseBuffer.to_torch``, except while the rollout's tensors are built: then no copy on the CPU (the arrays
+        stay unchanged until the next ``reset``), one transfer to another device.
+        """
+        return super().to_torch(array, copy=copy and not self._building_rollout_tensors)
+
     def get(self, batch_size: int | None = None) -> Generator[RolloutBufferSamples | DictRolloutBufferSamples, None, None]:  # type: ignore[override]
         """
         Minibatches as ``RolloutBuffer.get`` draws them, less the samples left out of the loss (``loss_mask``).
@@ -239,8 +247,13 @@ class GroupRolloutBuffer(RolloutBuffer):
         if self.loss_mask is not None:
             batch_inds = batch_inds[self.loss_mask[batch_inds]]
         if self._device_samples is None:
-            # Copy the whole rollout to the device once (as SB3 builds a minibatch), not every minibatch n_epochs times
-            self._device_samples = super()._get_samples(np.arange(self.buffer_size * self.n_envs), env)
+            # The whole rollout as tensors once (as SB3 builds a minibatch), rather than a copy of every minibatch in
+            # every epoch; on the CPU they share memory with the buffer's arrays (see to_torch)
+            self._building_rollout_tensors = True
+            try:
+                self._device_samples = super()._get_samples(slice(None), env)  # type: ignore[arg-type]
+            finally:
+                self._building_rollout_tensors = False
         index = th.as_tensor(batch_inds, device=self.device)
         return type(self._device_samples)(
             *(
