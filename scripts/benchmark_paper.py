@@ -215,15 +215,22 @@ def main() -> None:
     parser.add_argument("--n-steps", type=int, help="override the steps per env per rollout (smoke tests)")
     parser.add_argument("--jobs", type=int, default=max(os.cpu_count() or 1, 1))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/paper"))
+    parser.add_argument("--report-only", action="store_true", help="aggregate the finished runs of the grid, run nothing")
     args = parser.parse_args()
     if args.ablation:
         args.envs, args.algos = ["LunarLander-v3"], [f"gpg_{variant}" for variant in VARIANTS]
 
     settings = dict(iterations=args.iterations, eval_every=args.eval_every, eval_episodes=args.eval_episodes,
                     n_steps=args.n_steps)  # fmt: skip
-    runs = list(itertools.product(args.envs, args.algos, args.n_envs, args.seeds))
+    # Smaller groups first, and each seed's algorithms together, so that an interrupted grid still compares them
+    runs = [
+        (env_id, algo, n_envs, seed)
+        for env_id, n_envs, seed, algo in itertools.product(args.envs, sorted(args.n_envs), args.seeds, args.algos)
+    ]
     todo = [run for run in runs if not (args.out / "runs" / f"{run_name(*run)}.csv").exists()]
     print(f"{len(runs)} runs, {len(runs) - len(todo)} already done, {len(todo)} to run on {args.jobs} process(es)")
+    if args.report_only:
+        runs, todo = [run for run in runs if run not in todo], []
     start = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as pool:
         futures = {pool.submit(train_and_evaluate, *run, settings): run for run in todo}
@@ -231,6 +238,9 @@ def main() -> None:
             write_csv(args.out / "runs" / f"{run_name(*futures[future])}.csv", future.result())
 
     rows = [row for run in runs for row in read_csv(args.out / "runs" / f"{run_name(*run)}.csv")]
+    if not rows:
+        print("No finished run to report")
+        return
     write_csv(args.out / "curves.csv", rows)
     report = f"# {', '.join(args.envs)}: {', '.join(args.algos)}\n\n" + table(rows, args.algos)
     (args.out / "table.md").write_text(report)
