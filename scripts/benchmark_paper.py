@@ -175,7 +175,9 @@ def plots(rows: list[dict], out: Path) -> list[Path]:
         algos = sorted({row["algo"] for row in env_rows})
         for x_key, x_label, suffix in (("iteration", "iteration", "iterations"), ("env_steps", "environment steps", "steps")):
             figure, axes = plt.subplots(1, len(counts), figsize=(4 * len(counts), 3.4), squeeze=False, sharey=True)
+            colors = {algo: f"C{index}" for index, algo in enumerate(algos)}
             for axis, n_envs in zip(axes[0], counts, strict=True):
+                seeds: dict[str, int] = {}
                 for algo in algos:
                     runs = defaultdict(dict)
                     for row in env_rows:
@@ -185,14 +187,18 @@ def plots(rows: list[dict], out: Path) -> list[Path]:
                         continue
                     xs = sorted(set.intersection(*(set(run) for run in runs.values())))
                     values = np.array([[run[x] for x in xs] for run in runs.values()])
-                    axis.plot(xs, values.mean(axis=0), label=f"{algo} ({len(runs)} seeds)")
-                    axis.fill_between(xs, values.min(axis=0), values.max(axis=0), alpha=0.2)
-                axis.set_title(f"{n_envs} envs")
+                    axis.plot(xs, values.mean(axis=0), label=algo, color=colors[algo])
+                    axis.fill_between(xs, values.min(axis=0), values.max(axis=0), alpha=0.2, color=colors[algo])
+                    seeds[algo] = len(runs)
+                axis.set_title(f"{n_envs} envs (" + ", ".join(f"{algo}: {n} seeds" for algo, n in seeds.items()) + ")")
                 axis.set_xlabel(x_label)
                 if x_key == "env_steps":
                     axis.set_xscale("log")
             axes[0][0].set_ylabel("evaluation return")
-            axes[0][-1].legend(fontsize=8)
+            handles = {
+                label: handle for axis in axes[0] for handle, label in zip(*axis.get_legend_handles_labels(), strict=True)
+            }
+            figure.legend(handles.values(), handles.keys(), loc="upper right")
             figure.suptitle(f"{env_id}: mean over training seeds (band: min-max)")
             figure.tight_layout()
             path = out / f"{env_id}_{suffix}.png"
