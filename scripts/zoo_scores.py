@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from tqdm import tqdm
 
 from sb3_gpg.zoo import GPG_HYPERPARAMS
 
@@ -64,9 +65,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as root, ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(train_entry, env_id, entries[env_id], args, os.path.join(root, env_id)) for env_id in env_ids]
         results = []
-        for future in futures:
+        for future in tqdm(futures, desc="entries"):  # in the YAML's order
             results.append(future.result())
-            print(results[-1], flush=True)
+            tqdm.write(str(results[-1]))
 
     lines = [
         "# Scores of the hyperparams/gpg.yml entries",
