@@ -166,7 +166,7 @@ class GroupRolloutBuffer(RolloutBuffer):
         starts[0] = True  # a trajectory also starts at the rollout's first row
         trajectory_ids = np.cumsum(env_major(starts)) - 1
         returns = env_major(self.returns)
-        level_keys = [env_major(self._bin_keys(level))[in_group] for level in binning_levels(self.binning)]
+        level_keys = (env_major(self._bin_keys(level))[in_group] for level in binning_levels(self.binning))
         baselines, stats = group_baselines(
             level_keys, trajectory_ids[in_group], returns[in_group], self.leave_one_out, self.min_bin_count
         )

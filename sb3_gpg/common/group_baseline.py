@@ -5,7 +5,7 @@ Each trajectory adds only its first visit to a bin to that bin's mean; every sam
 Pure array code: samples are given flat, with each trajectory's samples in time order.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import NamedTuple
 
 import numpy as np
@@ -54,7 +54,7 @@ def first_visit_bins(keys: np.ndarray, trajectory_ids: np.ndarray, returns: np.n
 
 
 def group_baselines(
-    level_keys: Sequence[np.ndarray],
+    level_keys: Iterable[np.ndarray],
     trajectory_ids: np.ndarray,
     returns: np.ndarray,
     leave_one_out: bool = False,
@@ -64,7 +64,8 @@ def group_baselines(
     Baseline of every sample: the mean first-visit return of its bin.
 
     :param level_keys: bin keys of every sample, one array per binning level, finest first
-        (the configured binning, then its coarser fallbacks)
+        (the configured binning, then its coarser fallbacks); read lazily, so a generator computes a coarser level's
+        keys only when some sample falls back to it
     :param trajectory_ids: trajectory of every sample; each trajectory's samples in time order
     :param returns: discounted return of every sample
     :param leave_one_out: leave the sample's own trajectory out of its baseline
