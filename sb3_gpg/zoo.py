@@ -26,10 +26,12 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import gymnasium as gym
 import yaml
 from torch import nn
 
 from sb3_gpg.common.binning import check_group_arguments
+from sb3_gpg.common.buffers import has_image_space
 from sb3_gpg.gpg.gpg import GPG
 
 GPG_HYPERPARAMS = Path(__file__).parent / "hyperparams" / "gpg.yml"
@@ -173,7 +175,6 @@ def _parse_train_arguments(argv: list[str]) -> argparse.Namespace:
 
 
 def _check_env(env_id: str, gym_packages: list[str]) -> None:
-    import gymnasium as gym
     import rl_zoo3.import_envs  # noqa: F401 (registers RL Zoo's envs)
 
     for package in gym_packages:
@@ -181,15 +182,6 @@ def _check_env(env_id: str, gym_packages: list[str]) -> None:
     if env_id not in gym.envs.registry:
         match = difflib.get_close_matches(env_id, list(gym.envs.registry), n=1)
         raise ZooError(f"Unknown environment {env_id!r}" + (f": did you mean {match[0]!r}?" if match else "."))
-
-
-def _observation_is_image(env_id: str) -> bool:
-    import gymnasium as gym
-    from stable_baselines3.common.preprocessing import is_image_space
-
-    space = gym.make(env_id).observation_space
-    subspaces = space.spaces.values() if isinstance(space, gym.spaces.Dict) else [space]
-    return any(is_image_space(subspace, check_channels=False) for subspace in subspaces)
 
 
 def init_storage(storage: str, attempts: int = 10) -> None:
@@ -246,7 +238,7 @@ def prepare_train(argv: list[str]) -> list[str]:
         check_gpg_hyperparams(args.hyperparams, "-params")
     if args.optimize_hyperparameters and args.storage is not None:
         init_storage(args.storage)
-    if args.optimize_hyperparameters and _observation_is_image(args.env):
+    if args.optimize_hyperparameters and has_image_space(gym.make(args.env).observation_space):
         SEARCHED_BINNINGS[:] = ["time", "universal"]
     return argv
 

@@ -195,3 +195,13 @@ def test_sampled_hyperparameters_are_always_valid():
             # What Optuna stores converts back to the same values (as RL Zoo does for --trial-id and best trials)
             assert convert_gpg_params(trial.params) == hyperparams
             study.tell(trial, 0.0)
+
+
+def test_search_leaves_spatial_binnings_out_for_image_observations(monkeypatch):
+    import sb3_gpg.zoo as zoo
+
+    monkeypatch.setattr(zoo, "SEARCHED_BINNINGS", list(zoo.SEARCHED_BINNINGS))
+    prepare_train(["--algo", "gpg", "--env", "CartPole-v1", "-optimize"])
+    assert "spatial_time" in zoo.SEARCHED_BINNINGS
+    prepare_train(["--algo", "gpg", "--env", "CarRacing-v3", "-optimize"])  # 96x96 RGB observations
+    assert zoo.SEARCHED_BINNINGS == ["time", "universal"]

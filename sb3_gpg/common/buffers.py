@@ -22,9 +22,12 @@ def _is_discrete_space(space: spaces.Space) -> bool:
     return isinstance(space, (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary))
 
 
-def _has_image_space(space: spaces.Space) -> bool:
+def has_image_space(space: spaces.Space) -> bool:
+    """
+    :return: whether the space, or one of a Dict space's subspaces, holds images
+    """
     if isinstance(space, spaces.Dict):
-        return any(_has_image_space(subspace) for subspace in space.spaces.values())
+        return any(has_image_space(subspace) for subspace in space.spaces.values())
     return is_image_space(space, check_channels=False)
 
 
@@ -99,7 +102,7 @@ class GroupRolloutBuffer(RolloutBuffer):
 
     @staticmethod
     def _check_observation_binning(binning: str, observation_space: spaces.Space) -> None:
-        if _has_image_space(observation_space):
+        if has_image_space(observation_space):
             raise ValueError(
                 f"{binning} binning on image observations puts almost every sample in a bin of its own (one cell per "
                 "pixel value), so the baselines equal the returns and the advantages vanish. Use binning='time', or "
