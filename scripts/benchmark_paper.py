@@ -5,7 +5,8 @@ ablation on LunarLander.
 
 Shared hyperparameters (the paper's): classic control, CleanRL's PPO defaults (128 steps per env, 4 epochs,
 4 minibatches, lr 2.5e-4 annealed, gamma 0.99, clip 0.2, ent 0.01, max grad norm 0.5); LunarLander, RL Zoo's PPO
-entry; MuJoCo, CleanRL's (2048 steps, 10 epochs, 32 minibatches, lr 3e-4, observation and reward normalisation).
+entry (16 x 1024 steps, minibatch 64, 4 epochs, gamma 0.999, ent 0.01); MuJoCo, CleanRL's (2048 steps, 10 epochs,
+32 minibatches, lr 3e-4, observation and reward normalisation).
 GPG uses time binning unless a variant says otherwise.
 
 Writes into --out: runs/<run>.csv (one per run: iteration, env steps, wall time, evaluation mean), curves.csv (all
@@ -33,8 +34,8 @@ CLASSIC = dict(n_steps=128, n_epochs=4, n_minibatches=4, learning_rate=("lin", 2
                ent_coef=0.01, max_grad_norm=0.5)  # fmt: skip
 MUJOCO = dict(n_steps=2048, n_epochs=10, n_minibatches=32, learning_rate=("const", 3e-4), gamma=0.99, clip_range=0.2,
               ent_coef=0.0, max_grad_norm=0.5, normalize=True)  # fmt: skip
-# RL Zoo's PPO entry for LunarLander (its batch_size 64 of a 16 x 1024 rollout is 256 minibatches)
-LUNAR = dict(n_steps=1024, n_epochs=4, n_minibatches=256, learning_rate=("const", 3e-4), gamma=0.999, clip_range=0.2,
+# RL Zoo's PPO entry for LunarLander: a fixed minibatch of 64 samples, whatever the number of envs
+LUNAR = dict(n_steps=1024, n_epochs=4, batch_size=64, learning_rate=("const", 3e-4), gamma=0.999, clip_range=0.2,
              ent_coef=0.01, max_grad_norm=0.5)  # fmt: skip
 SETTINGS = {"CartPole-v1": CLASSIC, "CliffWalking-v1": CLASSIC, "Acrobot-v1": CLASSIC, "LunarLander-v3": LUNAR,
             "HalfCheetah-v5": MUJOCO, "Hopper-v5": MUJOCO}  # fmt: skip
@@ -73,7 +74,7 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
     settings.pop("n_steps", None)
     normalize = settings.pop("normalize", False)
     kind, learning_rate = settings.pop("learning_rate")
-    batch_size = max(n_steps * n_envs // settings.pop("n_minibatches"), 2)
+    batch_size = settings.pop("batch_size", None) or max(n_steps * n_envs // settings.pop("n_minibatches"), 2)
     kwargs = dict(settings, n_steps=n_steps, batch_size=batch_size, seed=seed, device="cpu")
     kwargs["learning_rate"] = LinearSchedule(learning_rate, 0.0, 1.0) if kind == "lin" else learning_rate
 
