@@ -168,6 +168,5 @@ def bin_keys(
     if binning == "spatial":
         return rows_to_keys(cells, integral=True)
     if binning == "spatial_time":
-        # Stacked as columns (a transposed view), which rows_to_keys reads without a copy
-        return rows_to_keys(np.vstack([cells.T, episode_time]).T, integral=True)
+        return rows_to_keys(np.column_stack([cells, episode_time]), integral=True)
     raise ValueError(f"Unknown binning {binning!r}")

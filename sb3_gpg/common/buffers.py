@@ -139,15 +139,13 @@ class GroupRolloutBuffer(RolloutBuffer):
         array = np.asarray(array)
         if array.dtype.kind != "f" or np.isfinite(array).all():
             return
-        finite = np.isfinite(array.reshape(self.n_envs, -1)).all(axis=1)
-        if not finite.all():
-            bad_envs = np.flatnonzero(~finite).tolist()
-            raise ValueError(
-                f"Non-finite {name} at rollout step {self.pos}, env(s) {bad_envs}: "
-                f"{array.reshape(self.n_envs, -1)[bad_envs[0]]}. It would turn GPG's returns and the group baselines "
-                "of the whole rollout into NaN. Fix the environment, or wrap it in "
-                "VecCheckNan(env, raise_exception=True) to find the step that produces it."
-            )
+        per_env = array.reshape(self.n_envs, -1)
+        bad_envs = np.flatnonzero(~np.isfinite(per_env).all(axis=1)).tolist()
+        raise ValueError(
+            f"Non-finite {name} at rollout step {self.pos}, env(s) {bad_envs}: {per_env[bad_envs[0]]}. It would turn "
+            "GPG's returns and the group baselines of the whole rollout into NaN. Fix the environment, or wrap it in "
+            "VecCheckNan(env, raise_exception=True) to find the step that produces it."
+        )
 
     def compute_returns_and_advantage(self, last_values: th.Tensor, dones: np.ndarray) -> None:
         """
