@@ -6,8 +6,8 @@ import torch as th
 from gymnasium import spaces
 
 from sb3_gpg import GroupDictRolloutBuffer, GroupRolloutBuffer
-from sb3_gpg.common.binning import BINNINGS, rows_to_keys
-from sb3_gpg.common.group_baseline import group_baselines
+from sb3_gpg.common.binning import BINNINGS, columns_to_keys
+from sb3_gpg.common.group_baseline import first_visit_bins, group_baselines
 from tests.reference import ReferenceGPG
 
 N_STEPS, N_ENVS, OBS_DIM = 24, 5, 3
@@ -169,10 +169,21 @@ def test_leave_one_out_with_a_single_trajectory_gives_zero_advantage():
 def test_episode_time_carries_across_rollouts():
     buffer = GroupRolloutBuffer(3, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", n_envs=2)
     fill(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), HAND_STARTS)
+    buffer.compute_returns_and_advantage(th.zeros(2), np.array([False, False]))
     np.testing.assert_array_equal(buffer.episode_times, [[0, 0], [1, 1], [2, 0]])
     # Next rollout: env 0's episode ended (starts anew), env 1's goes on counting
     fill(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), np.array([[1, 0], [0, 0], [0, 0]], np.float32))
+    buffer.compute_returns_and_advantage(th.zeros(2), np.array([False, False]))
     np.testing.assert_array_equal(buffer.episode_times, [[0, 1], [1, 2], [2, 3]])
+
+
+def test_episode_time_carries_across_a_rollout_stopped_early():
+    buffer = GroupRolloutBuffer(3, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", n_envs=2)
+    # A callback stops the rollout after 2 of 3 steps: the next rollout (reset first) goes on counting from there
+    fill(buffer, np.zeros((2, 2, 1), np.float32), np.ones((2, 2), np.float32), np.array([[1, 1], [0, 1]], np.float32))
+    fill(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), np.array([[0, 1], [0, 0], [0, 0]], np.float32))
+    buffer.compute_returns_and_advantage(th.zeros(2), np.array([False, False]))
+    np.testing.assert_array_equal(buffer.episode_times, [[2, 0], [3, 1], [4, 2]])
 
 
 def test_diagnostics():
@@ -194,8 +205,8 @@ def test_diagnostics():
         np.array([[0.0, 1.5], [-0.0, 1.5], [1.0, 0.5], [0.0, 1.5], [1.0, 2.5]]),  # not integers: sorted
     ],
 )
-def test_rows_to_keys_groups_equal_rows_and_signed_zeros(rows):
-    keys = rows_to_keys(rows)
+def test_columns_to_keys_groups_equal_samples_and_signed_zeros(rows):
+    keys = columns_to_keys(rows.T)
     assert keys[0] == keys[1] == keys[3]
     assert len({keys[0], keys[2], keys[4]}) == 3
 
@@ -203,3 +214,16 @@ def test_rows_to_keys_groups_equal_rows_and_signed_zeros(rows):
 def test_group_baselines_of_an_empty_group():
     baselines, stats = group_baselines([np.zeros(0, np.int64)], np.zeros(0, np.int64), np.zeros(0))
     assert baselines.shape == (0,) and stats["n_bins"] == 0
+
+
+def test_first_visit_bins_do_not_depend_on_the_keys_width():
+    # Keys too wide to share an int64 with the sample index take another path: same bins, counts, sums
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 7, size=200)
+    trajectory_ids = np.sort(rng.integers(0, 20, size=200))
+    returns = rng.normal(size=200)
+    narrow = first_visit_bins(keys, trajectory_ids, returns)
+    wide = first_visit_bins(keys * 2**59 - 2**62, trajectory_ids, returns)
+    for narrow_field, wide_field in zip(narrow, wide, strict=True):
+        np.testing.assert_array_equal(narrow_field, wide_field)
+    assert narrow.counts.sum() == len(set(zip(keys.tolist(), trajectory_ids.tolist(), strict=True)))

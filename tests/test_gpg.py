@@ -303,6 +303,13 @@ def test_bad_arguments_fail_before_any_step(kwargs, message):
     assert CountingEnv.steps == 0
 
 
+def test_actor_critic_policy_is_refused():
+    from stable_baselines3.common.policies import ActorCriticPolicy
+
+    with pytest.raises(ValueError, match="GPG needs an actor-only policy, got ActorCriticPolicy"):
+        GPG(ActorCriticPolicy, "CartPole-v1")
+
+
 def test_spatial_binning_on_images_is_refused():
     with pytest.raises(ValueError, match="image observations"):
         GPG("CnnPolicy", FakeImageEnv(screen_height=36, screen_width=36), binning="spatial")

@@ -97,31 +97,30 @@ def binning_levels(binning: Binning) -> list[Binning]:
     return levels
 
 
-def rows_to_keys(rows: np.ndarray, integral: bool = False) -> np.ndarray:
+def columns_to_keys(columns: np.ndarray, integral: bool = False) -> np.ndarray:
     """
-    :param rows: array of shape (n_samples, n_columns)
+    :param columns: array of shape (n_columns, n_samples): one row per variable, one column per sample
     :param integral: the caller knows every value is an integer (spatial cells, discrete states, episode times)
-    :return: one int64 key per row; equal rows get equal keys, different rows different keys
+    :return: one int64 key per sample; samples with equal values get equal keys, different values different keys
     """
-    n_samples = rows.shape[0]
+    n_samples = columns.shape[1]
     if n_samples == 0:
         return np.zeros(0, dtype=np.int64)
-    # Integer-valued rows (spatial cells, discrete states, episode times) whose ranges fit in an int64 become one
-    # mixed-radix number each: no sort needed
-    columns = np.ascontiguousarray(rows.T, dtype=np.float64)  # reductions along contiguous memory are much faster
+    columns = np.ascontiguousarray(columns, dtype=np.float64)  # reductions along contiguous memory are much faster
     low, high = columns.min(axis=1), columns.max(axis=1)
+    # Integer-valued columns whose ranges fit in an int64 become one mixed-radix number per sample: no sort needed
     if np.isfinite(high - low).all():
         radices = [int(span) + 1 for span in high - low]
         # Below 2**53 every partial sum is exact in float64, so one matrix product does the packing
         if math.prod(radices) < 2**53 and (integral or np.array_equal(columns, np.floor(columns))):
             multipliers = np.cumprod([1, *radices[:-1]], dtype=np.float64)
             return (multipliers @ (columns - low[:, None])).astype(np.int64)
-    # Otherwise sort rows lexicographically, then number the runs of equal rows
-    order = np.lexsort(rows.T[::-1])
-    sorted_rows = rows[order]
+    # Otherwise sort the samples lexicographically, then number the runs of equal values
+    order = np.lexsort(columns[::-1])
+    sorted_columns = columns[:, order]
     new_run = np.empty(n_samples, dtype=bool)
     new_run[0] = True
-    np.any(sorted_rows[1:] != sorted_rows[:-1], axis=1, out=new_run[1:])
+    np.any(sorted_columns[:, 1:] != sorted_columns[:, :-1], axis=0, out=new_run[1:])
     keys = np.empty(n_samples, dtype=np.int64)
     keys[order] = np.cumsum(new_run) - 1
     return keys
@@ -131,10 +130,12 @@ def spatial_cells(flat_obs: np.ndarray, bin_size: np.ndarray) -> np.ndarray:
     """
     :param flat_obs: observations, shape (n_samples, obs_dim)
     :param bin_size: epsilon, a scalar or one value per dimension
-    :return: Round(obs / epsilon) per dimension, as float64
+    :return: Round(obs / epsilon) as float64, one row per dimension: shape (obs_dim, n_samples)
     """
-    # + 0.0 turns -0.0 into 0.0, so that both land in the same bin
-    return np.round(flat_obs / bin_size) + 0.0
+    # Written straight into the (obs_dim, n_samples) layout that columns_to_keys reads, sparing a transposition
+    cells = np.empty(flat_obs.shape[::-1], dtype=np.float64)
+    np.divide(flat_obs.T, np.reshape(bin_size, (-1, 1)), out=cells)
+    return np.round(cells, out=cells)
 
 
 def bin_keys(
@@ -148,8 +149,8 @@ def bin_keys(
     The bin key of every sample under a named binning.
 
     :param binning: a name from ``BINNINGS``
-    :param flat_obs: flattened observations, shape (n_samples, obs_dim); only read by spatial, spatial_time and state
-        (integer-valued for state: the buffer refuses state binning on continuous spaces)
+    :param flat_obs: flattened observations of any numeric dtype, shape (n_samples, obs_dim); only read by spatial,
+        spatial_time and state (integer-valued for state: the buffer refuses state binning on continuous spaces)
     :param episode_time: time since the start of the sample's episode, shape (n_samples,)
     :param rollout_step: row of the sample in the rollout, shape (n_samples,)
     :param bin_size: epsilon of the spatial bins (see ``check_bin_size``)
@@ -163,10 +164,10 @@ def bin_keys(
         return rollout_step.astype(np.int64, copy=False)
     assert flat_obs is not None, f"{binning} binning needs the observations"
     if binning == "state":
-        return rows_to_keys(flat_obs, integral=True)
-    cells = spatial_cells(flat_obs, bin_size)
+        return columns_to_keys(flat_obs.T, integral=True)
+    cell_keys = columns_to_keys(spatial_cells(flat_obs, bin_size), integral=True)
     if binning == "spatial":
-        return rows_to_keys(cells, integral=True)
+        return cell_keys
     if binning == "spatial_time":
-        return rows_to_keys(np.column_stack([cells, episode_time]), integral=True)
+        return columns_to_keys(np.stack([cell_keys, episode_time]), integral=True)
     raise ValueError(f"Unknown binning {binning!r}")

@@ -44,7 +44,8 @@ class GroupRolloutBuffer(RolloutBuffer):
 
     It keeps ``RolloutBuffer``'s interface; only ``compute_returns_and_advantage`` changes, after which ``returns``
     holds the returns, ``values`` the baselines and ``advantages`` their difference. The episode time of every sample
-    is tracked from the ``episode_start`` flags given to ``add`` and carries across rollouts.
+    (``episode_times``) is derived from the ``episode_start`` flags in ``compute_returns_and_advantage`` too, and
+    carries across rollouts.
 
     :param buffer_size: Number of steps per env in a rollout (n_steps)
     :param observation_space: Observation space
@@ -92,6 +93,8 @@ class GroupRolloutBuffer(RolloutBuffer):
         self.truncated_returns = truncated_returns
         # Episode time of the next sample of each env; carried across rollouts, so not cleared by reset()
         self._next_episode_times = np.zeros(n_envs, dtype=np.int64)
+        self._episode_times_computed = False
+        self.pos = 0  # read by reset(), which the parent's __init__ calls
         self.group_stats: dict[str, float] = {}
         # Samples that enter the loss, flattened as `get` flattens (env-major); None when all do
         self.loss_mask: np.ndarray | None = None
@@ -116,6 +119,10 @@ class GroupRolloutBuffer(RolloutBuffer):
             )
 
     def reset(self) -> None:
+        if self.pos > 0 and not self._episode_times_computed:
+            # A rollout stopped early (by a callback): carry its episode times over, as its episodes go on
+            self._compute_episode_times(self.pos)
+        self._episode_times_computed = False
         self.episode_times = np.zeros((self.buffer_size, self.n_envs), dtype=np.int64)
         self.loss_mask = None
         self._device_samples: RolloutBufferSamples | DictRolloutBufferSamples | None = None
@@ -130,9 +137,6 @@ class GroupRolloutBuffer(RolloutBuffer):
         self._check_finite("reward", reward)
         for key, value_ in obs.items() if isinstance(obs, dict) else [("observation", obs)]:
             self._check_finite(key, value_)
-        starts = np.asarray(episode_start, dtype=bool).reshape(self.n_envs)
-        self.episode_times[self.pos] = np.where(starts, 0, self._next_episode_times)
-        self._next_episode_times = self.episode_times[self.pos] + 1
         super().add(obs, action, reward, episode_start, value, log_prob)
 
     def _check_finite(self, name: str, array: np.ndarray) -> None:
@@ -154,15 +158,15 @@ class GroupRolloutBuffer(RolloutBuffer):
         :param last_values: Ignored: GPG never bootstraps (accepted for ``RolloutBuffer``'s interface)
         :param dones: whether each env's last step ended its episode
         """
+        self._compute_episode_times(self.buffer_size)
         cut_by_rollout_end = self._compute_returns(np.asarray(dones, dtype=bool).reshape(self.n_envs))
 
         # Env-major order (as `get` flattens) keeps each trajectory's samples in time order, as first visits need
         def env_major(array: np.ndarray) -> np.ndarray:
             return array.swapaxes(0, 1).reshape(-1)
 
-        in_group = (
-            ~env_major(cut_by_rollout_end) if self.truncated_returns == "mask" else np.ones(self.size() * self.n_envs, bool)
-        )
+        # Samples in the group: all, or under "mask" those whose returns the rollout's end did not cut
+        in_group = ~env_major(cut_by_rollout_end) if self.truncated_returns == "mask" else slice(None)
         starts = self.episode_starts.astype(bool)
         starts[0] = True  # a trajectory also starts at the rollout's first row
         trajectory_ids = np.cumsum(env_major(starts)) - 1
@@ -176,14 +180,25 @@ class GroupRolloutBuffer(RolloutBuffer):
         flat_baselines[in_group] = baselines
         self.values[:] = flat_baselines.reshape(self.n_envs, self.buffer_size).T
         self.advantages[:] = self.returns - self.values
-        self.loss_mask = None if in_group.all() else in_group
+        self.loss_mask = None if isinstance(in_group, slice) or in_group.all() else in_group
         # Trajectory ids grow along the env-major order, so each new id is a new trajectory
-        n_trajectories = np.count_nonzero(np.diff(trajectory_ids[in_group])) + 1 if in_group.any() else 0
+        n_trajectories = np.count_nonzero(np.diff(trajectory_ids[in_group])) + 1 if len(baselines) else 0
         self.group_stats = {
             **stats,
             "n_trajectories": float(n_trajectories),
             "truncated_share": float(cut_by_rollout_end.mean()),
         }
+
+    def _compute_episode_times(self, n_rows: int) -> None:
+        """
+        Fill the first ``n_rows`` of ``self.episode_times``: steps since the last ``episode_start``, or, before the
+        rollout's first one, since the start carried over from the previous rollout.
+        """
+        rows = np.arange(n_rows)[:, None]
+        last_start = np.maximum.accumulate(np.where(self.episode_starts[:n_rows] != 0, rows, -1), axis=0)
+        self.episode_times[:n_rows] = np.where(last_start >= 0, rows - last_start, self._next_episode_times + rows)
+        self._next_episode_times = self.episode_times[n_rows - 1] + 1
+        self._episode_times_computed = True
 
     def _compute_returns(self, dones: np.ndarray) -> np.ndarray:
         """
@@ -192,14 +207,18 @@ class GroupRolloutBuffer(RolloutBuffer):
         :param dones: whether each env's last step ended its episode
         :return: which samples' returns were cut by the rollout's end, shape (n_steps, n_envs)
         """
-        cut_by_rollout_end = np.zeros((self.buffer_size, self.n_envs), dtype=bool)
-        self.returns[-1] = self.rewards[-1]
-        cut_by_rollout_end[-1] = ~dones
+        ends = np.empty((self.buffer_size, self.n_envs), dtype=bool)
+        ends[:-1] = self.episode_starts[1:]
+        ends[-1] = dones
+        discounts = self.gamma * ~ends
+        returns = np.empty((self.buffer_size, self.n_envs), dtype=np.float64)
+        returns[-1] = self.rewards[-1]
         for step in reversed(range(self.buffer_size - 1)):
-            continues = self.episode_starts[step + 1] == 0
-            self.returns[step] = self.rewards[step] + self.gamma * continues * self.returns[step + 1]
-            cut_by_rollout_end[step] = continues & cut_by_rollout_end[step + 1]
-        return cut_by_rollout_end
+            np.multiply(discounts[step], returns[step + 1], out=returns[step])
+            returns[step] += self.rewards[step]
+        self.returns[:] = returns
+        # Cut: no episode ends at this step or any later one of the rollout
+        return ~np.logical_or.accumulate(ends[::-1], axis=0)[::-1]
 
     def _bin_keys(self, binning: Binning) -> np.ndarray:
         """
@@ -225,9 +244,9 @@ class GroupRolloutBuffer(RolloutBuffer):
 
     def _flat_observations(self) -> np.ndarray:
         """
-        :return: observations as floats, one row per sample (step-major), shape (n_steps * n_envs, obs_dim)
+        :return: observations, one row per sample (step-major), shape (n_steps * n_envs, obs_dim)
         """
-        return self.observations.reshape(self.buffer_size * self.n_envs, -1).astype(np.float64)
+        return self.observations.reshape(self.buffer_size * self.n_envs, -1)
 
     def to_torch(self, array: np.ndarray, copy: bool = True) -> th.Tensor:
         """
@@ -291,4 +310,4 @@ class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):
 
     def _flat_observations(self) -> np.ndarray:
         n_samples = self.buffer_size * self.n_envs
-        return np.concatenate([obs.reshape(n_samples, -1) for obs in self.observations.values()], axis=1).astype(np.float64)
+        return np.concatenate([obs.reshape(n_samples, -1) for obs in self.observations.values()], axis=1, dtype=np.float64)

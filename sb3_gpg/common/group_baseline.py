@@ -37,20 +37,48 @@ class GroupBaselines(NamedTuple):
 
 def first_visit_bins(keys: np.ndarray, trajectory_ids: np.ndarray, returns: np.ndarray) -> FirstVisitBins:
     """
-    :param keys: bin key of every sample (int64)
-    :param trajectory_ids: trajectory of every sample (int64); each trajectory's samples in time order
+    :param keys: bin key of every sample (integers)
+    :param trajectory_ids: trajectory of every sample, non-decreasing; each trajectory's samples in time order
     :param returns: discounted return of every sample (float64)
     """
-    _, bins = np.unique(keys, return_inverse=True)
-    n_bins = int(bins.max()) + 1
-    visits = trajectory_ids * n_bins + bins
-    # np.unique's return_index gives the first occurrence (it sorts stably), i.e. the trajectory's first visit to the bin
-    _, first_index, visit_of_sample = np.unique(visits, return_index=True, return_inverse=True)
-    first_bins = bins[first_index]
-    first_returns = returns[first_index]
+    n_samples = len(keys)
+    # One stable sort by key: each bin's samples stay in sample order, i.e. by trajectory and then by time, so a
+    # trajectory's first visit to a bin is where the (bin, trajectory) pair changes along the sorted order
+    order, sorted_keys = _stable_sort(keys)
+    sorted_trajectories = trajectory_ids[order]
+    new_bin = np.empty(n_samples, dtype=bool)
+    new_bin[0] = True
+    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new_bin[1:])
+    first_visit = new_bin.copy()
+    first_visit[1:] |= sorted_trajectories[1:] != sorted_trajectories[:-1]
+    sorted_bins = np.cumsum(new_bin) - 1
+    first_bins = sorted_bins[first_visit]
+    first_returns = returns[order][first_visit]
+    n_bins = int(sorted_bins[-1]) + 1
+    bins = np.empty(n_samples, dtype=np.int64)
+    bins[order] = sorted_bins
+    own_returns = np.empty(n_samples, dtype=np.float64)
+    own_returns[order] = first_returns[np.cumsum(first_visit) - 1]
     counts = np.bincount(first_bins, minlength=n_bins)
     sums = np.bincount(first_bins, weights=first_returns, minlength=n_bins)
-    return FirstVisitBins(bins, counts, sums, first_returns[visit_of_sample])
+    return FirstVisitBins(bins, counts, sums, own_returns)
+
+
+def _stable_sort(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """
+    :return: the order of a stable sort of ``keys``, and the sorted keys (shifted by a constant, which keeps equality)
+    """
+    n_samples = len(keys)
+    low = int(keys.min())
+    index_bits = max(n_samples - 1, 1).bit_length()
+    if int(keys.max()) - low >= 2 ** (63 - index_bits):
+        # Too wide to share an integer with the sample index: number the distinct keys 0, 1, ... first
+        keys = np.unique(keys, return_inverse=True)[1]
+        low = 0
+    # Key and sample index in one integer each: all distinct, so NumPy's fast (unstable) sort of values gives the
+    # stable order, several times faster than a stable argsort
+    packed = np.sort(((keys - low) << index_bits) | np.arange(n_samples))
+    return packed & ((1 << index_bits) - 1), packed >> index_bits
 
 
 def group_baselines(

@@ -140,11 +140,21 @@ class ActorOnlyPolicy(ActorCriticPolicy):
         :param deterministic: Whether to sample or use deterministic actions
         :return: action, zeros in place of values (there is no critic), and log probability of the action
         """
+        actions, log_prob = self.sample_actions(obs, deterministic)
+        return actions, self._zero_values(log_prob), log_prob
+
+    def sample_actions(self, obs: th.Tensor, deterministic: bool = False) -> tuple[th.Tensor, th.Tensor]:
+        """
+        ``forward`` without the zeros in place of values, for GPG's rollout collection.
+
+        :param obs: Observation
+        :param deterministic: Whether to sample or use deterministic actions
+        :return: action and log probability of the action
+        """
         distribution = self.get_distribution(obs)
         actions = distribution.get_actions(deterministic=deterministic)
         log_prob = distribution.log_prob(actions)
-        actions = actions.reshape((-1, *self.action_space.shape))  # type: ignore[misc]
-        return actions, self._zero_values(log_prob), log_prob
+        return actions.reshape((-1, *self.action_space.shape)), log_prob  # type: ignore[misc]
 
     def evaluate_actions(self, obs: PyTorchObs, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor | None]:
         """

@@ -222,6 +222,11 @@ class GPG(OnPolicyAlgorithm):
             self._setup_model()
 
     def _setup_model(self) -> None:
+        if not issubclass(self.policy_class, ActorOnlyPolicy):
+            raise ValueError(
+                f"GPG needs an actor-only policy, got {self.policy_class.__name__}: use 'MlpPolicy', 'CnnPolicy' or "
+                "'MultiInputPolicy', or subclass sb3_gpg.common.policies.ActorOnlyPolicy for a custom network."
+            )
         if self.rollout_buffer_class is None:
             is_dict = isinstance(self.observation_space, spaces.Dict)
             self.rollout_buffer_class = GroupDictRolloutBuffer if is_dict else GroupRolloutBuffer
@@ -268,6 +273,7 @@ class GPG(OnPolicyAlgorithm):
             self.policy.reset_noise(env.num_envs)
 
         callback.on_rollout_start()
+        no_values = th.zeros((env.num_envs, 1), device=self.device)  # the buffer's interface takes values; GPG has none
 
         while n_steps < n_rollout_steps:
             if self.use_sde and self.sde_sample_freq > 0 and n_steps % self.sde_sample_freq == 0:
@@ -275,7 +281,7 @@ class GPG(OnPolicyAlgorithm):
 
             with th.no_grad():
                 obs_tensor = obs_as_tensor(self._last_obs, self.device)  # type: ignore[arg-type]
-                actions, no_values, log_probs = self.policy(obs_tensor)
+                actions, log_probs = self.policy.sample_actions(obs_tensor)
             actions = actions.cpu().numpy()
 
             clipped_actions = actions
