@@ -144,7 +144,7 @@ def peak_memory(algo: str, env_id: str, n_envs: int, binning: str, n_steps: int,
     moments) and of the rollout buffer's arrays.
     """
     code = f"""
-import json, resource, torch
+import json, torch
 torch.set_num_threads(1)
 import sys; sys.path.insert(0, {str(REPOSITORY / "scripts")!r})
 from benchmark_speed import make_model
@@ -155,7 +155,9 @@ arrays = [value for value in vars(buffer).values() if hasattr(value, "nbytes")]
 if isinstance(buffer.observations, dict):
     arrays += list(buffer.observations.values())
 print(json.dumps(dict(
-    peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    # VmHWM, not getrusage's ru_maxrss: on Linux a child started from this process inherits ru_maxrss, so it reported the
+    # benchmark process's own peak instead
+    peak_mib=next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) / 1024,
     learner_mib=4 * sum(p.numel() * p.element_size() for p in model.policy.parameters()) / 2**20,
     buffer_mib=sum(a.nbytes for a in arrays) / 2**20,
 )))
