@@ -266,8 +266,13 @@ def test_masked_samples_stay_out_of_the_loss():
     model.learn(64)
     buffer = model.rollout_buffer
     assert buffer.loss_mask is not None  # CartPole's episode at the rollout's end is cut
-    n_in_loss = sum(len(batch.advantages) for batch in buffer.get(16))
-    assert n_in_loss == buffer.loss_mask.sum() < 64
+    batches = list(buffer.get(16))
+    n_in_loss = int(buffer.loss_mask.sum())
+    assert sum(len(batch.advantages) for batch in batches) == n_in_loss < 64
+    # Full minibatches of the samples in the loss (only the last may be short), each of them exactly once
+    assert [len(batch.advantages) for batch in batches[:-1]] == [16] * (len(batches) - 1)
+    drawn = th.cat([batch.advantages for batch in batches]).sort().values
+    np.testing.assert_array_equal(drawn.numpy(), np.sort(buffer.advantages.flatten()[buffer.loss_mask]))
 
 
 # Bad input: clear errors, before any environment step where possible

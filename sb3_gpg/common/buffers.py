@@ -1,4 +1,4 @@
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 
 import numpy as np
 import torch as th
@@ -35,6 +35,18 @@ def _flat_obs_dim(space: spaces.Space) -> int:
     if isinstance(space, spaces.Dict):
         return sum(_flat_obs_dim(subspace) for subspace in space.spaces.values())
     return int(np.prod(get_obs_shape(space)))  # type: ignore[arg-type]
+
+
+def _map_tensors(samples: RolloutBufferSamples | DictRolloutBufferSamples, function: Callable[[th.Tensor], th.Tensor]):
+    """
+    :return: samples of the same type with ``function`` applied to every tensor (those of dict observations too)
+    """
+    return type(samples)(
+        *(
+            {key: function(tensor) for key, tensor in field.items()} if isinstance(field, dict) else function(field)
+            for field in samples
+        )
+    )
 
 
 class GroupRolloutBuffer(RolloutBuffer):
@@ -257,11 +269,15 @@ class GroupRolloutBuffer(RolloutBuffer):
 
     def get(self, batch_size: int | None = None) -> Generator[RolloutBufferSamples | DictRolloutBufferSamples, None, None]:  # type: ignore[override]
         """
-        Minibatches as ``RolloutBuffer.get`` draws them, less the samples left out of the loss (``loss_mask``).
+        Minibatches of ``batch_size`` samples in a random order drawn per call, as ``RolloutBuffer.get`` draws them,
+        less the samples left out of the loss (``loss_mask``). The rollout is gathered in that order once per call
+        and the minibatches are slices of it, instead of one gather per minibatch.
         """
-        for samples in super().get(batch_size):
-            if len(samples.advantages) > 0:
-                yield samples
+        (shuffled,) = super().get()  # one `_get_samples` of the whole random permutation
+        n_samples = len(shuffled.advantages)
+        batch_size = batch_size or n_samples
+        for start in range(0, n_samples, batch_size):
+            yield _map_tensors(shuffled, lambda tensor: tensor[start : start + batch_size])  # noqa: B023 (used at once)
 
     def _get_samples(self, batch_inds: np.ndarray, env: VecNormalize | None = None):  # type: ignore[override]
         if self.loss_mask is not None:
@@ -275,12 +291,7 @@ class GroupRolloutBuffer(RolloutBuffer):
             finally:
                 self._building_rollout_tensors = False
         index = th.as_tensor(batch_inds, device=self.device)
-        return type(self._device_samples)(
-            *(
-                {key: tensor[index] for key, tensor in field.items()} if isinstance(field, dict) else field[index]
-                for field in self._device_samples
-            )
-        )
+        return _map_tensors(self._device_samples, lambda tensor: tensor[index])
 
 
 class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):
