@@ -1,7 +1,7 @@
 """
 Reproduce the paper's comparison: GPG and PPO side by side with the same shared hyperparameters, over env counts
-(GPG's group size), training seeds and iterations, each run evaluated on separate evaluation seeds; and the binning
-ablation on LunarLander.
+(GPG's group size), training seeds and iterations, each run evaluated on separate evaluation seeds; the binning
+ablation on LunarLander; and GPG's defaults against their alternatives (--defaults).
 
 Shared hyperparameters (the paper's): classic control, CleanRL's PPO defaults (128 steps per env, 4 epochs,
 4 minibatches, lr 2.5e-4 annealed, gamma 0.99, clip 0.2, ent 0.01, max grad norm 0.5); LunarLander, RL Zoo's PPO
@@ -15,6 +15,7 @@ iteration per env count, reward vs env steps). Finished runs are not run again; 
 
     python scripts/benchmark_paper.py --envs CartPole-v1 --n-envs 1 4 16 32 128 --seeds 0 1 2 3 --jobs 2
     python scripts/benchmark_paper.py --ablation --n-envs 1 4 16 --seeds 0 1 --jobs 2 --out benchmarks/ablation
+    python scripts/benchmark_paper.py --defaults --envs CartPole-v1 --n-envs 1 4 16 --out benchmarks/paper/defaults
 """
 
 import argparse
@@ -50,6 +51,12 @@ VARIANTS = {
     "time_leave_one_out": dict(binning="time", leave_one_out=True),
     "spatial_time_0.2_min3": dict(binning="spatial_time", bin_size=0.2, min_bin_count=3),
 }
+# The package's defaults against their alternatives (time binning, truncated_returns="keep", no leave-one-out)
+DEFAULT_ALTERNATIVES = {
+    "rollout_step": dict(binning="rollout_step"),
+    "time_mask": dict(binning="time", truncated_returns="mask"),
+    "time_leave_one_out": VARIANTS["time_leave_one_out"],
+}
 
 
 def run_name(env_id: str, algo: str, n_envs: int, seed: int) -> str:
@@ -84,7 +91,8 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
     if algo == "ppo":
         model = PPO("MlpPolicy", env, gae_lambda=0.95, **kwargs)
     else:
-        model = GPG("MlpPolicy", env, **(VARIANTS[algo.removeprefix("gpg_")] if algo != "gpg" else {}), **kwargs)
+        variant = {**VARIANTS, **DEFAULT_ALTERNATIVES}[algo.removeprefix("gpg_")] if algo != "gpg" else {}
+        model = GPG("MlpPolicy", env, **variant, **kwargs)
 
     eval_env = make_vec_env(env_id, n_envs=1, seed=10_000 + seed, env_kwargs=EVAL_ENV_KWARGS.get(env_id))
     if normalize:
@@ -212,8 +220,15 @@ def plots(rows: list[dict], out: Path) -> list[Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--envs", nargs="+", default=["CartPole-v1"], choices=list(SETTINGS))
-    parser.add_argument("--algos", nargs="+", default=["gpg", "ppo"], help="gpg, ppo, or gpg_<variant> (see --ablation)")
+    parser.add_argument(
+        "--algos", nargs="+", default=["gpg", "ppo"], help="gpg, ppo, or gpg_<variant> (see --ablation, --defaults)"
+    )
     parser.add_argument("--ablation", action="store_true", help="LunarLander-v3 with every binning variant, no PPO")
+    parser.add_argument(
+        "--defaults",
+        action="store_true",
+        help="GPG's defaults against rollout_step binning, truncated_returns='mask' and leave_one_out, no PPO",
+    )
     parser.add_argument("--n-envs", nargs="+", type=int, default=[1, 4, 16, 32, 128])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
     parser.add_argument("--iterations", type=int, default=200)
@@ -226,6 +241,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.ablation:
         args.envs, args.algos = ["LunarLander-v3"], [f"gpg_{variant}" for variant in VARIANTS]
+    if args.defaults:
+        args.algos = ["gpg"] + [f"gpg_{variant}" for variant in DEFAULT_ALTERNATIVES]
 
     settings = dict(iterations=args.iterations, eval_every=args.eval_every, eval_episodes=args.eval_episodes,
                     n_steps=args.n_steps)  # fmt: skip
