@@ -106,7 +106,7 @@ def floor_time(env_id: str, n_envs: int, n_steps: int, seed: int, repeats: int) 
     return statistics.median(times)
 
 
-def reference_speedup(model, repeats: int = 3) -> tuple[float, float]:
+def reference_speedup(model, repeats: int = 5) -> tuple[float, float]:
     """Time the buffer's advantage computation and the loop-by-loop reference on the same (last) rollout."""
     from tests.reference import ReferenceGPG
 
@@ -257,7 +257,7 @@ def main() -> None:
     parser.add_argument("--configs", nargs="*", help="env:n_envs:binning triples (default: the full grid)")
     parser.add_argument("--n-steps", type=int, default=128, help="steps per env per rollout (HalfCheetah: 256)")
     parser.add_argument("--n-epochs", type=int, default=4)
-    parser.add_argument("--repeats", type=int, default=5, help="measured iterations per algorithm")
+    parser.add_argument("--repeats", type=int, default=7, help="measured iterations per algorithm")
     parser.add_argument("--peak-iterations", type=int, default=2, help="iterations in the memory subprocess (0: skip)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", type=Path, help="markdown file to write (and a .json beside it)")
