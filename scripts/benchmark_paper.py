@@ -9,9 +9,10 @@ entry (16 x 1024 steps, minibatch 64, 4 epochs, gamma 0.999, ent 0.01); MuJoCo, 
 32 minibatches, lr 3e-4, observation and reward normalisation).
 GPG uses time binning unless a variant says otherwise.
 
-Writes into --out: runs/<run>.csv (one per run: iteration, env steps, wall time, evaluation mean), curves.csv (all
-runs), table.md (final evaluation, mean +- std over training seeds, in the paper's layout) and PNG plots (reward vs
-iteration per env count, reward vs env steps). Finished runs are not run again; runs spread over --jobs processes.
+Writes into --out: runs/<run>.csv (one per run: iteration, env steps, wall time, evaluation mean; while a run
+trains, runs/<run>.partial.csv holds its evaluations so far), curves.csv (all runs), table.md (final evaluation,
+mean +- std over training seeds, in the paper's layout) and PNG plots (reward vs iteration per env count, reward vs
+env steps). Finished runs are not run again; runs spread over --jobs processes.
 
     python scripts/benchmark_paper.py --envs CartPole-v1 --n-envs 1 4 16 32 128 --seeds 0 1 2 3 --jobs 2
     python scripts/benchmark_paper.py --ablation --n-envs 1 4 16 --seeds 0 1 --jobs 2 --out benchmarks/ablation
@@ -113,6 +114,8 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
             dict(env=env_id, algo=algo, n_envs=n_envs, seed=seed, iteration=iteration, env_steps=model.num_timesteps,
                  wall_time=round(training_time, 2), eval_mean=float(np.mean(returns)))
         )  # fmt: skip
+        # Progress of a long run, readable while it trains; replaced by the finished run's CSV
+        write_csv(Path(args["runs_dir"]) / f"{run_name(env_id, algo, n_envs, seed)}.partial.csv", rows)
         clock["evaluating"] += time.perf_counter() - started
 
     class EvaluateEvery(BaseCallback):
@@ -245,7 +248,7 @@ def main() -> None:
         args.algos = ["gpg"] + [f"gpg_{variant}" for variant in DEFAULT_ALTERNATIVES]
 
     settings = dict(iterations=args.iterations, eval_every=args.eval_every, eval_episodes=args.eval_episodes,
-                    n_steps=args.n_steps)  # fmt: skip
+                    n_steps=args.n_steps, runs_dir=str(args.out / "runs"))  # fmt: skip
     # Smaller groups first, and each seed's algorithms together, so that an interrupted grid still compares them
     runs = [
         (env_id, algo, n_envs, seed)
@@ -259,7 +262,9 @@ def main() -> None:
     with ProcessPoolExecutor(args.jobs) as pool:
         futures = {pool.submit(train_and_evaluate, *run, settings): run for run in todo}
         for future in tqdm(as_completed(futures), total=len(futures), desc="runs"):
-            write_csv(args.out / "runs" / f"{run_name(*futures[future])}.csv", future.result())
+            name = run_name(*futures[future])
+            write_csv(args.out / "runs" / f"{name}.csv", future.result())
+            (args.out / "runs" / f"{name}.partial.csv").unlink(missing_ok=True)
 
     rows = [row for run in runs for row in read_csv(args.out / "runs" / f"{run_name(*run)}.csv")]
     if not rows:
