@@ -12,7 +12,8 @@ GPG uses time binning unless a variant says otherwise.
 Writes into --out: runs/<run>.csv (one per run: iteration, env steps, wall time, evaluation mean; while a run
 trains, runs/<run>.partial.csv holds its evaluations so far), curves.csv (all runs), table.md (final evaluation,
 mean +- std over training seeds, in the paper's layout) and PNG plots (reward vs iteration per env count, reward vs
-env steps). Finished runs are not run again; runs spread over --jobs processes.
+env steps). Finished runs are not run again; an interrupted run resumes from its last checkpoint (one per
+evaluation; --stop-after ends an invocation there on purpose); runs spread over --jobs processes.
 
     python scripts/benchmark_paper.py --envs CartPole-v1 --n-envs 1 4 16 32 128 --seeds 0 1 2 3 --jobs 2
     python scripts/benchmark_paper.py --ablation --n-envs 1 4 16 --seeds 0 1 --jobs 2 --out benchmarks/ablation
@@ -60,46 +61,105 @@ DEFAULT_ALTERNATIVES = {
 }
 
 
+# A resumed run's environments are seeded with seed + RESEED_OFFSET * (iteration of the checkpoint)
+RESEED_OFFSET = 100_003
+CHECKPOINT_SUFFIXES = ("partial.csv", "checkpoint.zip", "checkpoint.pkl")  # curve so far, model, VecNormalize
+
+
 def run_name(env_id: str, algo: str, n_envs: int, seed: int) -> str:
     return f"{env_id}__{algo}__{n_envs}envs__seed{seed}"
 
 
-def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dict[str, Any]) -> list[dict]:
-    """One run: train for `iterations` rollouts, evaluating every `eval_every` iterations on separate seeds."""
-    import torch as th
-    from stable_baselines3 import PPO
-    from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.evaluation import evaluate_policy
+def shared_hyperparameters(env_id: str, n_envs: int, n_steps: int | None) -> tuple[dict[str, Any], bool]:
+    """The keyword arguments GPG and PPO share on ``env_id``, and whether to normalise observations and rewards."""
     from stable_baselines3.common.utils import LinearSchedule
+
+    settings = dict(SETTINGS[env_id])
+    n_steps = n_steps or settings["n_steps"]
+    settings.pop("n_steps")
+    normalize = settings.pop("normalize", False)
+    kind, learning_rate = settings.pop("learning_rate")
+    batch_size = settings.pop("batch_size", None) or max(n_steps * n_envs // settings.pop("n_minibatches"), 2)
+    kwargs = dict(settings, n_steps=n_steps, batch_size=batch_size)
+    kwargs["learning_rate"] = LinearSchedule(learning_rate, 0.0, 1.0) if kind == "lin" else learning_rate
+    return kwargs, normalize
+
+
+def resume_or_start(
+    env_id: str, algo: str, n_envs: int, seed: int, kwargs: dict[str, Any], normalize: bool, paths: tuple[Path, ...]
+) -> tuple[Any, Any, list[dict], dict[str, str]]:
+    """
+    The model and training env of a run, with its curve so far and the ``resumed_at`` field of its rows: loaded from
+    the run's checkpoint ``paths`` (curve, model, VecNormalize) where it was interrupted, new otherwise.
+    """
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import VecNormalize
 
     from sb3_gpg import GPG
 
-    th.set_num_threads(1)
-    settings = dict(SETTINGS[env_id])
-    n_steps = args.get("n_steps") or settings.pop("n_steps")
-    settings.pop("n_steps", None)
-    normalize = settings.pop("normalize", False)
-    kind, learning_rate = settings.pop("learning_rate")
-    batch_size = settings.pop("batch_size", None) or max(n_steps * n_envs // settings.pop("n_minibatches"), 2)
-    kwargs = dict(settings, n_steps=n_steps, batch_size=batch_size, seed=seed, device="cpu")
-    kwargs["learning_rate"] = LinearSchedule(learning_rate, 0.0, 1.0) if kind == "lin" else learning_rate
+    partial, checkpoint, normalizer = paths
+    if checkpoint.exists():
+        model = (PPO if algo == "ppo" else GPG).load(checkpoint, device="cpu")
+        resumed_at = model.num_timesteps // (kwargs["n_steps"] * n_envs)
+        # The curve up to the checkpoint (a row written after it, by an interrupted save, is evaluated again)
+        rows = [row for row in read_csv(partial) if row["iteration"] <= resumed_at]
+        resumed = {"resumed_at": f"{rows[-1].get('resumed_at', '')} {resumed_at}".strip()}
+        rows = [dict(row, **resumed) for row in rows]
+        env_seed = seed + RESEED_OFFSET * resumed_at
+    else:
+        model, rows, resumed, env_seed = None, [], {}, seed
 
-    env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
-    if normalize:
+    env = make_vec_env(env_id, n_envs=n_envs, seed=env_seed)
+    if normalize and model:
+        env = VecNormalize.load(str(normalizer), env)
+    elif normalize:
         env = VecNormalize(env, gamma=kwargs["gamma"])
-    if algo == "ppo":
+    if model:
+        model.set_env(env)  # the fresh envs are reset by learn()
+        model.set_random_seed(env_seed)
+    elif algo == "ppo":
         model = PPO("MlpPolicy", env, gae_lambda=0.95, **kwargs)
     else:
         variant = {**VARIANTS, **DEFAULT_ALTERNATIVES}[algo.removeprefix("gpg_")] if algo != "gpg" else {}
         model = GPG("MlpPolicy", env, **variant, **kwargs)
 
+    return model, env, rows, resumed
+
+
+def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dict[str, Any]) -> list[dict] | None:
+    """
+    One run: train for ``iterations`` rollouts, evaluating every ``eval_every`` iterations on separate seeds.
+
+    Each evaluation also checkpoints the run (the model with its optimizer, the VecNormalize statistics, the curve so
+    far), and a run that finds a checkpoint resumes from it, with the same learning-rate schedule, on freshly reset
+    environments seeded anew: so a resumed run is not bit-identical to an uninterrupted one, and its rows say where it
+    resumed (``resumed_at``). Returns None when the invocation's ``deadline`` stopped the run at a checkpoint.
+    """
+    import torch as th
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    deadline = args.get("deadline")
+    if deadline is not None and time.time() > deadline:
+        return None
+    th.set_num_threads(1)
+    kwargs, normalize = shared_hyperparameters(env_id, n_envs, args.get("n_steps"))
+    kwargs.update(seed=seed, device="cpu")
+    steps_per_iteration = kwargs["n_steps"] * n_envs
+
+    runs_dir = Path(args["runs_dir"])
+    name = run_name(env_id, algo, n_envs, seed)
+    paths = tuple(runs_dir / f"{name}.{suffix}" for suffix in CHECKPOINT_SUFFIXES)
+    partial, checkpoint, normalizer = paths
+    model, env, rows, resumed = resume_or_start(env_id, algo, n_envs, seed, kwargs, normalize, paths)
+
     eval_env = make_vec_env(env_id, n_envs=1, seed=10_000 + seed, env_kwargs=EVAL_ENV_KWARGS.get(env_id))
     if normalize:
         eval_env = VecNormalize(eval_env, training=False, norm_reward=False)
-    rows = []
-    clock = {"start": time.perf_counter(), "evaluating": 0.0}
+    clock = {"start": time.perf_counter() - (rows[-1]["wall_time"] if rows else 0.0), "evaluating": 0.0}
 
     def evaluate(iteration: int) -> None:
         started = time.perf_counter()
@@ -112,35 +172,48 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
         training_time = started - clock["start"] - clock["evaluating"]
         rows.append(
             dict(env=env_id, algo=algo, n_envs=n_envs, seed=seed, iteration=iteration, env_steps=model.num_timesteps,
-                 wall_time=round(training_time, 2), eval_mean=float(np.mean(returns)))
+                 wall_time=round(training_time, 2), eval_mean=float(np.mean(returns)), **resumed)
         )  # fmt: skip
-        # Progress of a long run, readable while it trains; replaced by the finished run's CSV
-        write_csv(Path(args["runs_dir"]) / f"{run_name(env_id, algo, n_envs, seed)}.partial.csv", rows)
         clock["evaluating"] += time.perf_counter() - started
 
+    def save_checkpoint() -> None:
+        # The curve first, then the model: an interruption between the two resumes from the older checkpoint
+        write_csv(partial, rows)
+        if normalize:
+            env.save(str(normalizer))
+        model.save(checkpoint.with_suffix(".tmp.zip"))
+        os.replace(checkpoint.with_suffix(".tmp.zip"), checkpoint)
+
     class EvaluateEvery(BaseCallback):
-        """Evaluate after every `eval_every` iterations (at the start of the next rollout), inside one learn() call
-        so that the learning-rate annealing spans the whole budget, as in CleanRL."""
+        """Evaluate and checkpoint after every `eval_every` iterations (at the start of the next rollout), inside one
+        learn() call so that the learning-rate annealing spans the whole budget, as in CleanRL."""
+
+        stopped = False
 
         def _on_rollout_start(self) -> None:
-            done = self.model.num_timesteps // (n_steps * n_envs)
-            if done > 0 and done % args["eval_every"] == 0:
+            done = self.model.num_timesteps // steps_per_iteration
+            if done > (rows[-1]["iteration"] if rows else 0) and done % args["eval_every"] == 0:
                 evaluate(done)
+                save_checkpoint()
+                self.stopped = deadline is not None and time.time() > deadline
 
         def _on_step(self) -> bool:
-            return True
+            return not self.stopped
 
-    model.learn(args["iterations"] * n_steps * n_envs, callback=EvaluateEvery())
-    evaluate(args["iterations"])
+    callback = EvaluateEvery()
+    model.learn(args["iterations"] * steps_per_iteration - model.num_timesteps, callback=callback, reset_num_timesteps=False)
+    if not callback.stopped:
+        evaluate(args["iterations"])
     env.close()
     eval_env.close()
-    return rows
+    return None if callback.stopped else rows
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    fieldnames = list(dict.fromkeys(key for row in rows for key in row))  # resumed runs add a resumed_at column
     with open(path, "w", newline="") as file:
-        writer = csv.DictWriter(file, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(file, fieldnames=fieldnames)
         writer.writeheader()
         writer.writerows(rows)
 
@@ -148,7 +221,7 @@ def write_csv(path: Path, rows: list[dict]) -> None:
 def read_csv(path: Path) -> list[dict]:
     types = {"n_envs": int, "seed": int, "iteration": int, "env_steps": int, "wall_time": float, "eval_mean": float}
     with open(path) as file:
-        return [{key: types.get(key, str)(value) for key, value in row.items()} for row in csv.DictReader(file)]
+        return [{key: types.get(key, str)(value) for key, value in row.items() if value != ""} for row in csv.DictReader(file)]
 
 
 def table(rows: list[dict], algos: list[str]) -> str:
@@ -241,21 +314,30 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=max(os.cpu_count() or 1, 1))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/paper"))
     parser.add_argument("--report-only", action="store_true", help="aggregate the finished runs of the grid, run nothing")
+    parser.add_argument(
+        "--stop-after",
+        type=float,
+        metavar="MINUTES",
+        help="stop each run at its first checkpoint after this many minutes; the same command again resumes",
+    )
     args = parser.parse_args()
     if args.ablation:
         args.envs, args.algos = ["LunarLander-v3"], [f"gpg_{variant}" for variant in VARIANTS]
     if args.defaults:
         args.algos = ["gpg"] + [f"gpg_{variant}" for variant in DEFAULT_ALTERNATIVES]
 
+    deadline = None if args.stop_after is None else time.time() + 60 * args.stop_after
     settings = dict(iterations=args.iterations, eval_every=args.eval_every, eval_episodes=args.eval_episodes,
-                    n_steps=args.n_steps, runs_dir=str(args.out / "runs"))  # fmt: skip
+                    n_steps=args.n_steps, runs_dir=str(args.out / "runs"), deadline=deadline)  # fmt: skip
     # Smaller groups first, and each seed's algorithms together, so that an interrupted grid still compares them
     runs = [
         (env_id, algo, n_envs, seed)
         for env_id, n_envs, seed, algo in itertools.product(args.envs, sorted(args.n_envs), args.seeds, args.algos)
     ]
     todo = [run for run in runs if not (args.out / "runs" / f"{run_name(*run)}.csv").exists()]
-    print(f"{len(runs)} runs, {len(runs) - len(todo)} already done, {len(todo)} to run on {args.jobs} process(es)")
+    resuming = sum((args.out / "runs" / f"{run_name(*run)}.checkpoint.zip").exists() for run in todo)
+    print(f"{len(runs)} runs, {len(runs) - len(todo)} already done, {len(todo)} to run ({resuming} from a checkpoint) "
+          f"on {args.jobs} process(es)")  # fmt: skip
     if args.report_only:
         runs, todo = [run for run in runs if run not in todo], []
     start = time.perf_counter()
@@ -263,10 +345,16 @@ def main() -> None:
         futures = {pool.submit(train_and_evaluate, *run, settings): run for run in todo}
         for future in tqdm(as_completed(futures), total=len(futures), desc="runs"):
             name = run_name(*futures[future])
-            write_csv(args.out / "runs" / f"{name}.csv", future.result())
-            (args.out / "runs" / f"{name}.partial.csv").unlink(missing_ok=True)
+            rows = future.result()
+            if rows is None:
+                tqdm.write(f"{name}: stopped by --stop-after at its last checkpoint; the same command resumes it")
+                continue
+            write_csv(args.out / "runs" / f"{name}.csv", rows)
+            for suffix in CHECKPOINT_SUFFIXES:
+                (args.out / "runs" / f"{name}.{suffix}").unlink(missing_ok=True)
 
-    rows = [row for run in runs for row in read_csv(args.out / "runs" / f"{run_name(*run)}.csv")]
+    finished = [args.out / "runs" / f"{run_name(*run)}.csv" for run in runs]
+    rows = [row for path in finished if path.exists() for row in read_csv(path)]
     if not rows:
         print("No finished run to report")
         return

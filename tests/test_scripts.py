@@ -36,3 +36,28 @@ def test_speed_benchmark_smoke(tmp_path):
     assert "| CartPole-v1 | 2 | time | 16 |" in table and "MiB" in table
     assert (tmp_path / "speed.json").exists()
     assert "iter ratio" in output
+
+
+def test_paper_benchmark_stops_at_a_checkpoint_and_resumes(tmp_path):
+    # A run far too long to finish: --stop-after ends it at its first checkpoint after 15 s (every 2 iterations)
+    args = [str(SCRIPTS / "benchmark_paper.py"), "--envs", "CartPole-v1", "--n-envs", "2", "--seeds", "0", "--algos", "gpg",
+            "--eval-every", "2", "--eval-episodes", "1", "--n-steps", "16", "--jobs", "1", "--out", "out"]  # fmt: skip
+    runs = tmp_path / "out" / "runs"
+    name = "CartPole-v1__gpg__2envs__seed0"
+    output = run(*args, "--iterations", "1000000", "--stop-after", "0.25", cwd=tmp_path)
+    assert "stopped by --stop-after" in output and "No finished run" in output
+    assert not (runs / f"{name}.csv").exists()
+    partial = [line.split(",") for line in (runs / f"{name}.partial.csv").read_text().splitlines()[1:]]
+    stopped_at = int(partial[-1][4])
+    assert [int(row[4]) for row in partial] == list(range(2, stopped_at + 1, 2))
+    assert (runs / f"{name}.checkpoint.zip").exists()
+
+    # Resumed with a budget of two more iterations
+    output = run(*args, "--iterations", str(stopped_at + 2), cwd=tmp_path)
+    assert "1 to run (1 from a checkpoint)" in output
+    curve = [line.split(",") for line in (runs / f"{name}.csv").read_text().splitlines()]
+    assert curve[0][-2:] == ["eval_mean", "resumed_at"]
+    assert [int(row[4]) for row in curve[1:]] == list(range(2, stopped_at + 3, 2))
+    assert [int(row[5]) for row in curve[1:]] == [32 * int(row[4]) for row in curve[1:]]  # env steps go on from the checkpoint
+    assert {row[-1] for row in curve[1:]} == {str(stopped_at)}
+    assert sorted(path.name for path in runs.iterdir()) == [f"{name}.csv"]  # checkpoint files removed once finished
