@@ -18,6 +18,7 @@ evaluation; --stop-after ends an invocation there on purpose); runs spread over 
     python scripts/benchmark_paper.py --envs CartPole-v1 --n-envs 1 4 16 32 128 --seeds 0 1 2 3 --jobs 2
     python scripts/benchmark_paper.py --ablation --n-envs 1 4 16 --seeds 0 1 --jobs 2 --out benchmarks/ablation
     python scripts/benchmark_paper.py --defaults --envs CartPole-v1 --n-envs 1 4 16 --out benchmarks/paper/defaults
+    python scripts/benchmark_paper.py --summary --out benchmarks/paper   # every grid's GPG and PPO beside the paper
 """
 
 import argparse
@@ -44,6 +45,14 @@ SETTINGS = {"CartPole-v1": CLASSIC, "CliffWalking-v1": CLASSIC, "Acrobot-v1": CL
             "HalfCheetah-v5": MUJOCO, "Hopper-v5": MUJOCO}  # fmt: skip
 # CliffWalking has no time limit in gymnasium 1.x: training follows the paper (none); evaluation stops at 200 steps
 EVAL_ENV_KWARGS = {"CliffWalking-v1": {"max_episode_steps": 200}}
+# The paper's Table 1: final evaluation after 200 iterations at 1, 4, 16, 32 and 128 envs, mean over 4 training seeds
+PAPER_ENV_COUNTS = (1, 4, 16, 32, 128)
+PAPER_TABLE = {
+    "CartPole-v1": {"gpg": (255.7, 388.7, 428.1, 481.1, 495.5), "ppo": (205.8, 316.9, 423.2, 442.8, 474.2)},
+    "CliffWalking-v1": {"gpg": (-261.3, -17.5, -17.0, -17.2, -17.0), "ppo": (-442.9, -17.6, -17.0, -17.0, -17.0)},
+    "HalfCheetah-v5": {"gpg": (333.7, 1031.7, 1000.1, 1940.9, 2773.6), "ppo": (679.3, 1346.3, 736.5, 1142.5, 1516.9)},
+    "LunarLander-v3": {"gpg": (-18.8, 74.3, 75.8, 169.7, 257.4), "ppo": (-19.6, 117.8, 157.6, 157.8, 201.0)},
+}
 # The binning ablation: name -> GPG keyword arguments
 VARIANTS = {
     "time": dict(binning="time"),
@@ -224,27 +233,58 @@ def read_csv(path: Path) -> list[dict]:
         return [{key: types.get(key, str)(value) for key, value in row.items() if value != ""} for row in csv.DictReader(file)]
 
 
-def table(rows: list[dict], algos: list[str]) -> str:
-    """Final evaluation, mean +- std over training seeds, one row per (env count, algorithm) as in the paper."""
-    final: dict[tuple, list[float]] = defaultdict(list)
-    last_iteration = {}
+def final_evaluations(rows: list[dict]) -> dict[tuple[str, str, int], list[float]]:
+    """(env, algo, n_envs) -> the last evaluation of each training seed's run."""
+    last = {}
     for row in rows:
         key = (row["env"], row["algo"], row["n_envs"], row["seed"])
-        if row["iteration"] >= last_iteration.get(key, -1):
-            last_iteration[key] = row["iteration"]
-    for row in rows:
-        if row["iteration"] == last_iteration[(row["env"], row["algo"], row["n_envs"], row["seed"])]:
-            final[(row["env"], row["algo"], row["n_envs"])].append(row["eval_mean"])
+        if row["iteration"] >= last.get(key, {"iteration": -1})["iteration"]:
+            last[key] = row
+    final: dict[tuple[str, str, int], list[float]] = defaultdict(list)
+    for (env_id, algo, n_envs, _), row in sorted(last.items()):
+        final[(env_id, algo, n_envs)].append(row["eval_mean"])
+    return final
+
+
+def cell(values: list[float] | None) -> str:
+    return f"{np.mean(values):.1f} +- {np.std(values):.1f} ({len(values)})" if values else ""
+
+
+def table(rows: list[dict], algos: list[str]) -> str:
+    """Final evaluation, mean +- std over training seeds, one row per (env count, algorithm) as in the paper."""
+    final = final_evaluations(rows)
     envs = sorted({row["env"] for row in rows})
     lines = ["| envs | algo | " + " | ".join(envs) + " |", "|---|---|" + "---|" * len(envs)]
     for n_envs in sorted({row["n_envs"] for row in rows}):
         for algo in algos:
-            cells = []
-            for env_id in envs:
-                values = final.get((env_id, algo, n_envs))
-                cells.append(f"{np.mean(values):.1f} +- {np.std(values):.1f} ({len(values)})" if values else "")
+            cells = [cell(final.get((env_id, algo, n_envs))) for env_id in envs]
             lines.append(f"| {n_envs} | {algo} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n\nCells: mean +- std of the final evaluation over training seeds (number of seeds).\n"
+
+
+def summary(out: Path) -> str:
+    """GPG and PPO's final evaluations of every finished run under ``out`` (any subfolder), beside the paper's Table 1."""
+    runs = {path.name: path for path in sorted(out.glob("*/runs/*.csv")) if not path.name.endswith(".partial.csv")}
+    rows = [row for path in runs.values() for row in read_csv(path) if row["algo"] in ("gpg", "ppo")]
+    final = final_evaluations(rows)
+    envs = [env_id for env_id in PAPER_TABLE if any(key[0] == env_id for key in final)]
+    lines = [
+        "| envs | algo | " + " | ".join(f"{env_id} (here) | {env_id} (paper)" for env_id in envs) + " |",
+        "|---|---|" + "---|---|" * len(envs),
+    ]
+    for index, n_envs in enumerate(PAPER_ENV_COUNTS):
+        for algo in ("gpg", "ppo"):
+            cells = [
+                f"{cell(final.get((env_id, algo, n_envs))) or 'not run'} | {PAPER_TABLE[env_id][algo][index]}"
+                for env_id in envs
+            ]
+            lines.append(f"| {n_envs} | {algo} | " + " | ".join(cells) + " |")
+    return (
+        "# GPG and PPO after 200 iterations: this reproduction beside the paper's Table 1\n\n"
+        + "\n".join(lines)
+        + "\n\nHere: mean +- std of the final evaluation over training seeds (number of seeds), from the finished runs "
+        f"under `{out}`; paper: its Table 1 (4 training seeds).\n"
+    )
 
 
 def plots(rows: list[dict], out: Path) -> list[Path]:
@@ -315,12 +355,22 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/paper"))
     parser.add_argument("--report-only", action="store_true", help="aggregate the finished runs of the grid, run nothing")
     parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="write <out>/summary.md: GPG and PPO's finished runs in every grid under --out beside the paper's Table 1",
+    )
+    parser.add_argument(
         "--stop-after",
         type=float,
         metavar="MINUTES",
         help="stop each run at its first checkpoint after this many minutes; the same command again resumes",
     )
     args = parser.parse_args()
+    if args.summary:
+        report = summary(args.out)
+        (args.out / "summary.md").write_text(report)
+        print(report)
+        return
     if args.ablation:
         args.envs, args.algos = ["LunarLander-v3"], [f"gpg_{variant}" for variant in VARIANTS]
     if args.defaults:

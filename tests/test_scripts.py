@@ -28,6 +28,11 @@ def test_paper_benchmark_smoke_and_resume(tmp_path):
     assert (out / "CartPole-v1_iterations.png").stat().st_size > 10_000
     assert "4 runs, 4 already done, 0 to run" in run(*args, cwd=tmp_path)
 
+    run(str(SCRIPTS / "benchmark_paper.py"), "--summary", "--out", ".", cwd=tmp_path)  # every grid under --out: here, out/
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| 1 | gpg | " in summary and "(1) | 255.7 |" in summary  # 1 env, GPG: one seed here, the paper's value beside
+    assert "| 128 | ppo | not run | 474.2 |" in summary
+
 
 def test_speed_benchmark_smoke(tmp_path):
     output = run(str(SCRIPTS / "benchmark_speed.py"), "--configs", "CartPole-v1:2:time", "--n-steps", "16", "--repeats", "1",
