@@ -299,7 +299,7 @@ def plots(rows: list[dict], out: Path) -> list[Path]:
         counts = sorted({row["n_envs"] for row in env_rows})
         algos = sorted({row["algo"] for row in env_rows})
         for x_key, x_label, suffix in (("iteration", "iteration", "iterations"), ("env_steps", "environment steps", "steps")):
-            figure, axes = plt.subplots(1, len(counts), figsize=(4 * len(counts), 3.4), squeeze=False, sharey=True)
+            figure, axes = plt.subplots(1, len(counts), figsize=(max(4 * len(counts), 6), 3.6), squeeze=False, sharey=True)
             colors = {algo: f"C{index}" for index, algo in enumerate(algos)}
             for axis, n_envs in zip(axes[0], counts, strict=True):
                 seeds: dict[str, int] = {}
@@ -315,7 +315,10 @@ def plots(rows: list[dict], out: Path) -> list[Path]:
                     axis.plot(xs, values.mean(axis=0), label=algo, color=colors[algo])
                     axis.fill_between(xs, values.min(axis=0), values.max(axis=0), alpha=0.2, color=colors[algo])
                     seeds[algo] = len(runs)
-                axis.set_title(f"{n_envs} envs (" + ", ".join(f"{algo}: {n} seeds" for algo, n in seeds.items()) + ")")
+                if len(set(seeds.values())) == 1:
+                    axis.set_title(f"{n_envs} envs ({next(iter(seeds.values()))} seeds each)")
+                else:
+                    axis.set_title(f"{n_envs} envs (" + ", ".join(f"{algo}: {n} seeds" for algo, n in seeds.items()) + ")")
                 axis.set_xlabel(x_label)
                 if x_key == "env_steps":
                     axis.set_xscale("log")
@@ -323,11 +326,12 @@ def plots(rows: list[dict], out: Path) -> list[Path]:
             handles = {
                 label: handle for axis in axes[0] for handle, label in zip(*axis.get_legend_handles_labels(), strict=True)
             }
-            figure.legend(handles.values(), handles.keys(), loc="upper right")
             figure.suptitle(f"{env_id}: mean over training seeds (band: min-max)")
             figure.tight_layout()
+            # Outside the axes, so that many variants (the ablation) hide no curve
+            figure.legend(handles.values(), handles.keys(), loc="center left", bbox_to_anchor=(1.0, 0.5))
             path = out / f"{env_id}_{suffix}.png"
-            figure.savefig(path, dpi=110)
+            figure.savefig(path, dpi=110, bbox_inches="tight")
             plt.close(figure)
             written.append(path)
     return written
