@@ -79,6 +79,11 @@ def run_name(env_id: str, algo: str, n_envs: int, seed: int) -> str:
     return f"{env_id}__{algo}__{n_envs}envs__seed{seed}"
 
 
+def run_file(runs_dir: Path, run: tuple[str, str, int, int], suffix: str) -> Path:
+    """A run's file: ``csv`` once finished, or one of ``CHECKPOINT_SUFFIXES`` while it trains."""
+    return runs_dir / f"{run_name(*run)}.{suffix}"
+
+
 def shared_hyperparameters(env_id: str, n_envs: int, n_steps: int | None) -> tuple[dict[str, Any], bool]:
     """The keyword arguments GPG and PPO share on ``env_id``, and whether to normalise observations and rewards."""
     from stable_baselines3.common.utils import LinearSchedule
@@ -159,9 +164,7 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
     kwargs.update(seed=seed, device="cpu")
     steps_per_iteration = kwargs["n_steps"] * n_envs
 
-    runs_dir = Path(args["runs_dir"])
-    name = run_name(env_id, algo, n_envs, seed)
-    paths = tuple(runs_dir / f"{name}.{suffix}" for suffix in CHECKPOINT_SUFFIXES)
+    paths = tuple(run_file(Path(args["runs_dir"]), (env_id, algo, n_envs, seed), suffix) for suffix in CHECKPOINT_SUFFIXES)
     partial, checkpoint, normalizer = paths
     model, env, rows, resumed = resume_or_start(env_id, algo, n_envs, seed, kwargs, normalize, paths)
 
@@ -367,7 +370,8 @@ def main() -> None:
         "--stop-after",
         type=float,
         metavar="MINUTES",
-        help="stop each run at its first checkpoint after this many minutes; the same command again resumes",
+        help="stop each run at its first checkpoint after this many minutes (runs not started by then do not start); "
+        "the same command again resumes",
     )
     args = parser.parse_args()
     if args.summary:
@@ -381,33 +385,33 @@ def main() -> None:
         args.algos = ["gpg"] + [f"gpg_{variant}" for variant in DEFAULT_ALTERNATIVES]
 
     deadline = None if args.stop_after is None else time.time() + 60 * args.stop_after
+    runs_dir = args.out / "runs"
     settings = dict(iterations=args.iterations, eval_every=args.eval_every, eval_episodes=args.eval_episodes,
-                    n_steps=args.n_steps, runs_dir=str(args.out / "runs"), deadline=deadline)  # fmt: skip
+                    n_steps=args.n_steps, runs_dir=str(runs_dir), deadline=deadline)  # fmt: skip
     # Smaller groups first, and each seed's algorithms together, so that an interrupted grid still compares them
     runs = [
         (env_id, algo, n_envs, seed)
         for env_id, n_envs, seed, algo in itertools.product(args.envs, sorted(args.n_envs), args.seeds, args.algos)
     ]
-    todo = [run for run in runs if not (args.out / "runs" / f"{run_name(*run)}.csv").exists()]
-    resuming = sum((args.out / "runs" / f"{run_name(*run)}.checkpoint.zip").exists() for run in todo)
+    todo = [run for run in runs if not run_file(runs_dir, run, "csv").exists()]
+    resuming = sum(run_file(runs_dir, run, "checkpoint.zip").exists() for run in todo)
     print(f"{len(runs)} runs, {len(runs) - len(todo)} already done, {len(todo)} to run ({resuming} from a checkpoint) "
           f"on {args.jobs} process(es)")  # fmt: skip
     if args.report_only:
-        runs, todo = [run for run in runs if run not in todo], []
+        todo = []
     start = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as pool:
         futures = {pool.submit(train_and_evaluate, *run, settings): run for run in todo}
         for future in tqdm(as_completed(futures), total=len(futures), desc="runs"):
-            name = run_name(*futures[future])
-            rows = future.result()
+            run, rows = futures[future], future.result()
             if rows is None:
-                tqdm.write(f"{name}: stopped by --stop-after at its last checkpoint; the same command resumes it")
+                tqdm.write(f"{run_name(*run)}: stopped by --stop-after at its last checkpoint; the same command resumes it")
                 continue
-            write_csv(args.out / "runs" / f"{name}.csv", rows)
+            write_csv(run_file(runs_dir, run, "csv"), rows)
             for suffix in CHECKPOINT_SUFFIXES:
-                (args.out / "runs" / f"{name}.{suffix}").unlink(missing_ok=True)
+                run_file(runs_dir, run, suffix).unlink(missing_ok=True)
 
-    finished = [args.out / "runs" / f"{run_name(*run)}.csv" for run in runs]
+    finished = [run_file(runs_dir, run, "csv") for run in runs]
     rows = [row for path in finished if path.exists() for row in read_csv(path)]
     if not rows:
         print("No finished run to report")
