@@ -324,10 +324,10 @@ def plots(rows: list[dict], out: Path) -> list[Path]:
                     axis.plot(xs, values.mean(axis=0), label=algo, color=colors[algo])
                     axis.fill_between(xs, values.min(axis=0), values.max(axis=0), alpha=0.2, color=colors[algo])
                     seeds[algo] = len(runs)
+                per_algo = ", ".join(f"{algo}: {n}" for algo, n in seeds.items())
                 if len(set(seeds.values())) == 1:
-                    axis.set_title(f"{n_envs} envs ({next(iter(seeds.values()))} seeds each)")
-                else:
-                    axis.set_title(f"{n_envs} envs (" + ", ".join(f"{algo}: {n} seeds" for algo, n in seeds.items()) + ")")
+                    per_algo = f"{next(iter(seeds.values()))} each"
+                axis.set_title(f"{n_envs} envs (seeds: {per_algo})")
                 axis.set_xlabel(x_label)
                 if x_key == "env_steps":
                     axis.set_xscale("log")
