@@ -46,7 +46,7 @@ SETTINGS = {"CartPole-v1": CLASSIC, "CliffWalking-v1": CLASSIC, "Acrobot-v1": CL
 # No run renders. SB3's make_vec_env asks for rgb_array rendering unless told otherwise, and LunarLander then adds a
 # Box2D body for every engine particle, which only render() ages and removes: each step gets slower as an episode goes
 # on (3.5x on average over random-action episodes). The trajectories are the same either way (checked bit for bit).
-TRAIN_ENV_KWARGS = {"render_mode": None}
+ENV_KWARGS = {"render_mode": None}
 # CliffWalking has no time limit in gymnasium 1.x: training follows the paper (none); evaluation stops at 200 steps
 EVAL_ENV_KWARGS = {"CliffWalking-v1": {"max_episode_steps": 200}}
 # The paper's Table 1: final evaluation after 200 iterations at 1, 4, 16, 32 and 128 envs, mean over 4 training seeds
@@ -128,7 +128,7 @@ def resume_or_start(
     else:
         model, rows, resumed, env_seed = None, [], {}, seed
 
-    env = make_vec_env(env_id, n_envs=n_envs, seed=env_seed, env_kwargs=TRAIN_ENV_KWARGS)
+    env = make_vec_env(env_id, n_envs=n_envs, seed=env_seed, env_kwargs=ENV_KWARGS)
     if normalize and model:
         env = VecNormalize.load(str(normalizer), env)
     elif normalize:
@@ -172,9 +172,7 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
     partial, checkpoint, normalizer = paths
     model, env, rows, resumed = resume_or_start(env_id, algo, n_envs, seed, kwargs, normalize, paths)
 
-    eval_env = make_vec_env(
-        env_id, n_envs=1, seed=10_000 + seed, env_kwargs={**TRAIN_ENV_KWARGS, **EVAL_ENV_KWARGS.get(env_id, {})}
-    )
+    eval_env = make_vec_env(env_id, n_envs=1, seed=10_000 + seed, env_kwargs={**ENV_KWARGS, **EVAL_ENV_KWARGS.get(env_id, {})})
     if normalize:
         eval_env = VecNormalize(eval_env, training=False, norm_reward=False)
     clock = {"start": time.perf_counter() - (rows[-1]["wall_time"] if rows else 0.0), "evaluating": 0.0}
