@@ -88,8 +88,16 @@ def run_file(runs_dir: Path, run: tuple[str, str, int, int], suffix: str) -> Pat
     return runs_dir / f"{run_name(*run)}.{suffix}"
 
 
-def shared_hyperparameters(env_id: str, n_envs: int, n_steps: int | None) -> tuple[dict[str, Any], bool]:
-    """The keyword arguments GPG and PPO share on ``env_id``, and whether to normalise observations and rewards."""
+def shared_hyperparameters(
+    env_id: str, n_envs: int, n_steps: int | None, n_minibatches: int | None = None
+) -> tuple[dict[str, Any], bool]:
+    """
+    The keyword arguments GPG and PPO share on ``env_id``, and whether to normalise observations and rewards.
+
+    :param n_steps: steps per env per rollout, instead of the settings'
+    :param n_minibatches: minibatches per epoch (CleanRL's ``num_minibatches``), instead of the settings' minibatches
+        or minibatch size: the minibatch then grows with ``n_envs`` and the number of updates per iteration does not
+    """
     from stable_baselines3.common.utils import LinearSchedule
 
     settings = dict(SETTINGS[env_id])
@@ -97,7 +105,11 @@ def shared_hyperparameters(env_id: str, n_envs: int, n_steps: int | None) -> tup
     settings.pop("n_steps")
     normalize = settings.pop("normalize", False)
     kind, learning_rate = settings.pop("learning_rate")
-    batch_size = settings.pop("batch_size", None) or max(n_steps * n_envs // settings.pop("n_minibatches"), 2)
+    batch_size = settings.pop("batch_size", None)  # a fixed minibatch (RL Zoo's LunarLander entry), or
+    n_minibatches = n_minibatches or settings.pop("n_minibatches", None)  # a fixed number of them (CleanRL)
+    settings.pop("n_minibatches", None)
+    if n_minibatches:
+        batch_size = max(n_steps * n_envs // n_minibatches, 2)
     kwargs = dict(settings, n_steps=n_steps, batch_size=batch_size)
     kwargs["learning_rate"] = LinearSchedule(learning_rate, 0.0, 1.0) if kind == "lin" else learning_rate
     return kwargs, normalize
@@ -164,7 +176,7 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
     if deadline is not None and time.time() > deadline:
         return None
     th.set_num_threads(1)
-    kwargs, normalize = shared_hyperparameters(env_id, n_envs, args.get("n_steps"))
+    kwargs, normalize = shared_hyperparameters(env_id, n_envs, args.get("n_steps"), args.get("n_minibatches"))
     kwargs.update(seed=seed, device="cpu")
     steps_per_iteration = kwargs["n_steps"] * n_envs
 
@@ -362,6 +374,12 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=10, help="iterations between evaluations")
     parser.add_argument("--eval-episodes", type=int, default=5, help="evaluation seeds (one episode each)")
     parser.add_argument("--n-steps", type=int, help="override the steps per env per rollout (smoke tests)")
+    parser.add_argument(
+        "--n-minibatches",
+        type=int,
+        help="override the minibatches per epoch (CleanRL's num_minibatches), e.g. 256 on LunarLander-v3 for RL Zoo's "
+        "minibatch of 64 at 16 envs that grows with the env count; give the runs their own --out",
+    )
     parser.add_argument("--jobs", type=int, default=max(os.cpu_count() or 1, 1))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/paper"))
     parser.add_argument("--report-only", action="store_true", help="aggregate the finished runs of the grid, run nothing")
@@ -391,7 +409,8 @@ def main() -> None:
     deadline = None if args.stop_after is None else time.time() + 60 * args.stop_after
     runs_dir = args.out / "runs"
     settings = dict(iterations=args.iterations, eval_every=args.eval_every, eval_episodes=args.eval_episodes,
-                    n_steps=args.n_steps, runs_dir=str(runs_dir), deadline=deadline)  # fmt: skip
+                    n_steps=args.n_steps, n_minibatches=args.n_minibatches, runs_dir=str(runs_dir),
+                    deadline=deadline)  # fmt: skip
     # Smaller groups first, and each seed's algorithms together, so that an interrupted grid still compares them
     runs = [
         (env_id, algo, n_envs, seed)

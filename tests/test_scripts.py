@@ -66,3 +66,17 @@ def test_paper_benchmark_stops_at_a_checkpoint_and_resumes(tmp_path):
     assert [int(row[5]) for row in curve[1:]] == [32 * int(row[4]) for row in curve[1:]]  # env steps go on from the checkpoint
     assert {row[-1] for row in curve[1:]} == {str(stopped_at)}
     assert sorted(path.name for path in runs.iterdir()) == [f"{name}.csv"]  # checkpoint files removed once finished
+
+
+def test_paper_benchmark_minibatches(monkeypatch):
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    from benchmark_paper import shared_hyperparameters
+
+    # LunarLander keeps RL Zoo's minibatch of 64 at every env count; --n-minibatches fixes their number instead
+    assert shared_hyperparameters("LunarLander-v3", 128, None)[0]["batch_size"] == 64
+    assert shared_hyperparameters("LunarLander-v3", 16, None, n_minibatches=256)[0]["batch_size"] == 64
+    assert shared_hyperparameters("LunarLander-v3", 128, None, n_minibatches=256)[0]["batch_size"] == 512
+    # CleanRL's classic control settings: 4 minibatches of the rollout, unless overridden
+    assert shared_hyperparameters("CartPole-v1", 4, None)[0]["batch_size"] == 128
+    kwargs, _ = shared_hyperparameters("CartPole-v1", 4, None, n_minibatches=8)
+    assert kwargs["batch_size"] == 64 and "n_minibatches" not in kwargs
