@@ -378,7 +378,8 @@ def main() -> None:
         "--n-minibatches",
         type=int,
         help="override the minibatches per epoch (CleanRL's num_minibatches), e.g. 256 on LunarLander-v3 for RL Zoo's "
-        "minibatch of 64 at 16 envs that grows with the env count; give the runs their own --out",
+        "minibatch of 64 at 16 envs that grows with the env count; give the runs their own --out, out of --summary's "
+        "reach (e.g. benchmarks/paper/checks/<name>), as their run names are the grid's",
     )
     parser.add_argument("--jobs", type=int, default=max(os.cpu_count() or 1, 1))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/paper"))
