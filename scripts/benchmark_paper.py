@@ -106,8 +106,8 @@ def shared_hyperparameters(
     normalize = settings.pop("normalize", False)
     kind, learning_rate = settings.pop("learning_rate")
     batch_size = settings.pop("batch_size", None)  # a fixed minibatch (RL Zoo's LunarLander entry), or
-    n_minibatches = n_minibatches or settings.pop("n_minibatches", None)  # a fixed number of them (CleanRL)
-    settings.pop("n_minibatches", None)
+    minibatches_of_settings = settings.pop("n_minibatches", None)  # a fixed number of them (CleanRL)
+    n_minibatches = n_minibatches or minibatches_of_settings
     if n_minibatches:
         batch_size = max(n_steps * n_envs // n_minibatches, 2)
     kwargs = dict(settings, n_steps=n_steps, batch_size=batch_size)
