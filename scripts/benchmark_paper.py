@@ -360,7 +360,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--envs", nargs="+", default=["CartPole-v1"], choices=list(SETTINGS))
     parser.add_argument(
-        "--algos", nargs="+", default=["gpg", "ppo"], help="gpg, ppo, or gpg_<variant> (see --ablation, --defaults)"
+        "--algos",
+        nargs="+",
+        help="gpg, ppo, or gpg_<variant> (default: gpg and ppo; with --ablation or --defaults, all their variants)",
     )
     parser.add_argument("--ablation", action="store_true", help="LunarLander-v3 with every binning variant, no PPO")
     parser.add_argument(
@@ -403,9 +405,13 @@ def main() -> None:
         print(report)
         return
     if args.ablation:
-        args.envs, args.algos = ["LunarLander-v3"], [f"gpg_{variant}" for variant in VARIANTS]
+        args.envs, args.algos = ["LunarLander-v3"], args.algos or [f"gpg_{variant}" for variant in VARIANTS]
     if args.defaults:
-        args.algos = ["gpg"] + [f"gpg_{variant}" for variant in DEFAULT_ALTERNATIVES]
+        args.algos = args.algos or ["gpg"] + [f"gpg_{variant}" for variant in DEFAULT_ALTERNATIVES]
+    args.algos = args.algos or ["gpg", "ppo"]
+    known = ["gpg", "ppo"] + [f"gpg_{variant}" for variant in {**VARIANTS, **DEFAULT_ALTERNATIVES}]
+    if unknown := [algo for algo in args.algos if algo not in known]:
+        parser.error(f"unknown --algos {unknown}; choose from {known}")
 
     deadline = None if args.stop_after is None else time.time() + 60 * args.stop_after
     runs_dir = args.out / "runs"

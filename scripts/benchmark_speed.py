@@ -46,10 +46,13 @@ DEFAULT_CONFIGS = [
 ]
 N_STEPS = {"HalfCheetah-v5": 256}  # MuJoCo steps are slow: a shorter rollout keeps the grid within minutes
 PHASES = ("rollout", "advantage", "update")
+# make_vec_env asks for rgb_array rendering by default; LunarLander then keeps a Box2D body per engine particle until
+# render() is called, which slows every step down as an episode goes on. Nothing here renders.
+NO_RENDERING = {"render_mode": None}
 
 
 def make_model(algo: str, env_id: str, n_envs: int, binning: str, n_steps: int, n_epochs: int, seed: int):
-    env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
+    env = make_vec_env(env_id, n_envs=n_envs, seed=seed, env_kwargs=NO_RENDERING)
     kwargs = dict(n_steps=n_steps, batch_size=max(n_steps * n_envs // 4, 2), n_epochs=n_epochs, seed=seed, device="cpu")
     if algo == "gpg":
         return GPG("MlpPolicy", env, binning=binning, bin_size=0.5, **kwargs)
@@ -93,7 +96,7 @@ class PhaseTimer:
 
 def floor_time(env_id: str, n_envs: int, n_steps: int, seed: int, repeats: int) -> float:
     """Median time for the bare VecEnv to step n_steps with fixed actions (the same action for every env)."""
-    env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
+    env = make_vec_env(env_id, n_envs=n_envs, seed=seed, env_kwargs=NO_RENDERING)
     actions = np.stack([env.action_space.sample()] * n_envs)
     env.reset()
     times = []

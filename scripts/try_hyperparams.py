@@ -29,10 +29,12 @@ def main() -> None:
     seed = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     th.set_num_threads(1)
     n_envs, normalize = kwargs.pop("n_envs", 1), kwargs.pop("normalize", False)
-    env_kwargs = {"max_episode_steps": kwargs.pop("max_episode_steps")} if "max_episode_steps" in kwargs else {}
+    env_kwargs = {"render_mode": None}  # make_vec_env's default rgb_array slows LunarLander down; nothing here renders
+    if "max_episode_steps" in kwargs:
+        env_kwargs["max_episode_steps"] = kwargs.pop("max_episode_steps")
     eval_env_kwargs = dict(env_kwargs)
     if "eval_max_episode_steps" in kwargs:
-        eval_env_kwargs = {"max_episode_steps": kwargs.pop("eval_max_episode_steps")}
+        eval_env_kwargs["max_episode_steps"] = kwargs.pop("eval_max_episode_steps")
     for key in ("learning_rate", "clip_range"):
         if isinstance(kwargs.get(key), str):
             kwargs[key] = LinearSchedule(float(kwargs[key].split("_")[1]), 0.0, 1.0)

@@ -80,3 +80,21 @@ def test_paper_benchmark_minibatches(monkeypatch):
     assert shared_hyperparameters("CartPole-v1", 4, None)[0]["batch_size"] == 128
     kwargs, _ = shared_hyperparameters("CartPole-v1", 4, None, n_minibatches=8)
     assert kwargs["batch_size"] == 64 and "n_minibatches" not in kwargs
+
+
+def test_paper_benchmark_ablation_subset_and_unknown_algo(tmp_path):
+    script = str(SCRIPTS / "benchmark_paper.py")
+    # --algos picks variants of the ablation instead of running them all (10); --report-only trains nothing
+    output = run(script, "--ablation", "--algos", "gpg_universal", "gpg_time", "--n-envs", "4", "--seeds", "0",
+                 "--report-only", "--out", "out", cwd=tmp_path)  # fmt: skip
+    assert "2 runs, 0 already done, 2 to run" in output
+    result = subprocess.run([sys.executable, script, "--algos", "gpg_spatial_2.0", "--out", "out"], cwd=tmp_path,
+                            capture_output=True, text=True)  # fmt: skip
+    assert result.returncode == 2 and "unknown --algos ['gpg_spatial_2.0']" in result.stderr
+
+
+def test_main_job_trains_evaluates_and_saves(tmp_path):
+    # The README's main job, shortened: python -m sb3_gpg trains with a progress bar, evaluates and saves
+    output = run("-m", "sb3_gpg", "--timesteps", "256", "--eval-episodes", "2", "--save", "model", cwd=tmp_path)
+    assert "training GPG on CartPole-v1, 256 steps" in output and "Evaluation over 2 episodes" in output
+    assert (tmp_path / "model.zip").stat().st_size > 1_000
