@@ -364,7 +364,9 @@ def main() -> None:
         nargs="+",
         help="gpg, ppo, or gpg_<variant> (default: gpg and ppo; with --ablation or --defaults, all their variants)",
     )
-    parser.add_argument("--ablation", action="store_true", help="LunarLander-v3 with every binning variant, no PPO")
+    parser.add_argument(
+        "--ablation", action="store_true", help="LunarLander-v3 with every binning variant (or the --algos given), no PPO"
+    )
     parser.add_argument(
         "--defaults",
         action="store_true",
