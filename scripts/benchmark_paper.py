@@ -13,18 +13,22 @@ Writes into --out: runs/<run>.csv (one per run: iteration, env steps, wall time,
 trains, runs/<run>.partial.csv holds its evaluations so far), curves.csv (all runs), table.md (final evaluation,
 mean +- std over training seeds, in the paper's layout) and PNG plots (reward vs iteration per env count, reward vs
 env steps). Finished runs are not run again; an interrupted run resumes from its last checkpoint (one per
-evaluation; --stop-after ends an invocation there on purpose); runs spread over --jobs processes.
+evaluation; --stop-after ends an invocation there on purpose); runs spread over --jobs processes. --verify checks
+that this machine reproduces the committed runs: it re-trains each to its first evaluation and compares.
 
     python scripts/benchmark_paper.py --envs CartPole-v1 --n-envs 1 4 16 32 128 --seeds 0 1 2 3 --jobs 2
     python scripts/benchmark_paper.py --ablation --n-envs 1 4 16 --seeds 0 1 --jobs 2 --out benchmarks/ablation
     python scripts/benchmark_paper.py --defaults --envs CartPole-v1 --n-envs 1 4 16 --out benchmarks/paper/defaults
     python scripts/benchmark_paper.py --summary --out benchmarks/paper   # every grid's GPG and PPO beside the paper
+    python scripts/benchmark_paper.py --envs CartPole-v1 --n-envs 1 4 --seeds 0 1 --verify --out benchmarks/paper/cartpole
 """
 
 import argparse
 import csv
 import itertools
 import os
+import sys
+import tempfile
 import time
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -223,7 +227,7 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
             if done > (rows[-1]["iteration"] if rows else 0) and done % args["eval_every"] == 0:
                 evaluate(done)
                 save_checkpoint()
-                self.stopped = deadline is not None and time.time() > deadline
+                self.stopped = (deadline is not None and time.time() > deadline) or bool(args.get("first_evaluation_only"))
 
         def _on_step(self) -> bool:
             return not self.stopped
@@ -356,6 +360,31 @@ def plots(rows: list[dict], out: Path) -> list[Path]:
     return written
 
 
+def verify(runs: list[tuple[str, str, int, int]], runs_dir: Path, settings: dict[str, Any], jobs: int) -> bool:
+    """
+    Re-train every finished run of ``runs`` up to its first evaluation, in a scratch directory, and compare that
+    evaluation with the one in ``runs_dir``: training and evaluation are seeded, so on the same software they are equal
+    to every digit. A run's first evaluation always comes from an uninterrupted stretch (runs resume at evaluations).
+
+    :return: whether every finished run reproduced
+    """
+    finished = [run for run in runs if run_file(runs_dir, run, "csv").exists()]
+    reproduced = 0
+    with tempfile.TemporaryDirectory() as scratch, ProcessPoolExecutor(jobs) as pool:
+        scratch_settings = dict(settings, runs_dir=scratch, deadline=None, first_evaluation_only=True)
+        futures = {pool.submit(train_and_evaluate, *run, scratch_settings): run for run in finished}
+        for future in tqdm(as_completed(futures), total=len(futures), desc="verify"):
+            run = futures[future]
+            committed = read_csv(run_file(runs_dir, run, "csv"))[0]
+            again = read_csv(run_file(Path(scratch), run, "partial.csv"))[0]
+            same = again["iteration"] == committed["iteration"] and again["eval_mean"] == committed["eval_mean"]
+            reproduced += same
+            tqdm.write(f"{run_name(*run)}: iteration {committed['iteration']}, committed {committed['eval_mean']!r}, "
+                       f"again {again['eval_mean']!r}: {'same' if same else 'DIFFERENT'}")  # fmt: skip
+    print(f"{reproduced} of {len(finished)} finished runs reproduced their first evaluation")
+    return reproduced == len(finished)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--envs", nargs="+", default=["CartPole-v1"], choices=list(SETTINGS))
@@ -387,6 +416,12 @@ def main() -> None:
     )
     parser.add_argument("--jobs", type=int, default=max(os.cpu_count() or 1, 1))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/paper"))
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="re-train each finished run of the grid to its first evaluation and compare it with the committed one "
+        "(a twentieth of the grid's training; exit status 1 if any differs)",
+    )
     parser.add_argument("--report-only", action="store_true", help="aggregate the finished runs of the grid, run nothing")
     parser.add_argument(
         "--summary",
@@ -429,6 +464,8 @@ def main() -> None:
     resuming = sum(run_file(runs_dir, run, "checkpoint.zip").exists() for run in todo)
     print(f"{len(runs)} runs, {len(runs) - len(todo)} already done, {len(todo)} to run ({resuming} from a checkpoint) "
           f"on {args.jobs} process(es)")  # fmt: skip
+    if args.verify:
+        sys.exit(0 if verify(runs, runs_dir, settings, args.jobs) else 1)
     if args.report_only:
         todo = []
     start = time.perf_counter()

@@ -98,3 +98,22 @@ def test_main_job_trains_evaluates_and_saves(tmp_path):
     output = run("-m", "sb3_gpg", "--timesteps", "256", "--eval-episodes", "2", "--save", "model", cwd=tmp_path)
     assert "training GPG on CartPole-v1, 256 steps" in output and "Evaluation over 2 episodes" in output
     assert (tmp_path / "model.zip").stat().st_size > 1_000
+
+
+def test_paper_benchmark_verify(tmp_path):
+    args = [str(SCRIPTS / "benchmark_paper.py"), "--envs", "CartPole-v1", "--n-envs", "1", "--seeds", "0", "1",
+            "--algos", "gpg", "--iterations", "2", "--eval-every", "1", "--eval-episodes", "1", "--n-steps", "16",
+            "--jobs", "2", "--out", "out"]  # fmt: skip
+    run(*args, cwd=tmp_path)
+    assert "2 of 2 finished runs reproduced their first evaluation" in run(*args, "--verify", cwd=tmp_path)
+
+    # A committed first evaluation that training does not give again is reported, with exit status 1
+    path = tmp_path / "out" / "runs" / "CartPole-v1__gpg__1envs__seed1.csv"
+    lines = path.read_text().splitlines()
+    fields = lines[1].split(",")
+    lines[1] = ",".join([*fields[:-1], str(float(fields[-1]) + 1.0)])
+    path.write_text("\n".join(lines) + "\n")
+    result = subprocess.run([sys.executable, *args, "--verify"], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "seed1: iteration 1" in result.stdout and "DIFFERENT" in result.stdout
+    assert "1 of 2 finished runs reproduced" in result.stdout
