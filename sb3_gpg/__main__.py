@@ -30,7 +30,8 @@ def main(argv: list[str] | None = None) -> float:
     print(f"sb3-gpg {__version__}: training GPG on {args.env}, {args.timesteps} steps, {args.n_envs} env(s), seed {args.seed}")
     # make_vec_env asks for rgb_array rendering by default, which slows some envs down (LunarLander keeps a Box2D body
     # per engine particle until render() is called); nothing here renders
-    env = make_vec_env(args.env, n_envs=args.n_envs, seed=args.seed, env_kwargs={"render_mode": None})
+    no_rendering = {"render_mode": None}
+    env = make_vec_env(args.env, n_envs=args.n_envs, seed=args.seed, env_kwargs=no_rendering)
     model = GPG("MlpPolicy", env, binning=args.binning, seed=args.seed, device="cpu")
     start = time.perf_counter()
     model.learn(args.timesteps, progress_bar=True)
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> float:
         model.save(args.save)
         print(f"Saved to {args.save}.zip")
 
-    eval_env = make_vec_env(args.env, n_envs=1, seed=args.seed + 10_000, env_kwargs={"render_mode": None})
+    eval_env = make_vec_env(args.env, n_envs=1, seed=args.seed + 10_000, env_kwargs=no_rendering)
     mean_return, std_return = evaluate_policy(model, eval_env, n_eval_episodes=args.eval_episodes, deterministic=True)
     print(
         f"Trained in {elapsed:.0f} s. Evaluation over {args.eval_episodes} episodes (deterministic): "

@@ -76,6 +76,7 @@ DEFAULT_ALTERNATIVES = {
     "time_mask": dict(binning="time", truncated_returns="mask"),
     "time_leave_one_out": VARIANTS["time_leave_one_out"],
 }
+GPG_VARIANTS = {**VARIANTS, **DEFAULT_ALTERNATIVES}  # every gpg_<name> the runner knows
 
 
 # A resumed run's environments are seeded with seed + RESEED_OFFSET * (iteration of the checkpoint)
@@ -155,7 +156,7 @@ def resume_or_start(
     elif algo == "ppo":
         model = PPO("MlpPolicy", env, gae_lambda=0.95, **kwargs)
     else:
-        variant = {**VARIANTS, **DEFAULT_ALTERNATIVES}[algo.removeprefix("gpg_")] if algo != "gpg" else {}
+        variant = GPG_VARIANTS[algo.removeprefix("gpg_")] if algo != "gpg" else {}
         model = GPG("MlpPolicy", env, **variant, **kwargs)
 
     return model, env, rows, resumed
@@ -446,7 +447,7 @@ def main() -> None:
     if args.defaults:
         args.algos = args.algos or ["gpg"] + [f"gpg_{variant}" for variant in DEFAULT_ALTERNATIVES]
     args.algos = args.algos or ["gpg", "ppo"]
-    known = ["gpg", "ppo"] + [f"gpg_{variant}" for variant in {**VARIANTS, **DEFAULT_ALTERNATIVES}]
+    known = ["gpg", "ppo"] + [f"gpg_{variant}" for variant in GPG_VARIANTS]
     if unknown := [algo for algo in args.algos if algo not in known]:
         parser.error(f"unknown --algos {unknown}; choose from {known}")
 
