@@ -11,6 +11,7 @@ through the same entry points.
 
 import argparse
 import difflib
+import functools
 import importlib
 import inspect
 import os
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ from torch import nn
 
 from sb3_gpg.common.binning import check_group_arguments
 from sb3_gpg.common.buffers import has_image_space
+from sb3_gpg.common.envpool import check_envpool_env_id, make_envpool_env
 from sb3_gpg.gpg.gpg import GPG
 
 GPG_HYPERPARAMS = Path(__file__).parent / "hyperparams" / "gpg.yml"
@@ -168,6 +171,7 @@ def _parse_train_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("-optimize", "--optimize-hyperparameters", action="store_true", default=False)
     parser.add_argument("--storage", default=None)
     parser.add_argument("--env-kwargs", nargs="+", action=StoreDict, default=None)
+    parser.add_argument("--vec-env", default="dummy")
     try:
         return parser.parse_known_args(argv)[0]
     except (SyntaxError, NameError) as error:  # StoreDict evaluates each value as Python
@@ -248,11 +252,64 @@ def _run_with_argv(program: str, argv: list[str], function: Callable[[], Any]) -
         function()
 
 
+def _envpool_make_vec_env(
+    env_id: str, make_env: Any, n_envs: int = 1, seed=None, env_kwargs=None, monitor_dir=None, wrapper_class=None, **_
+):
+    """rl_zoo3's call of ``make_vec_env``, answered with EnvPool's envs and a ``VecMonitor`` writing ``monitor.csv``."""
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    if wrapper_class is not None:
+        raise ZooError(
+            f"--vec-env envpool: the entry's env_wrapper ({wrapper_class}) cannot wrap EnvPool's C++ envs; "
+            "drop it from the hyperparameters or train with --vec-env dummy."
+        )
+    env = make_envpool_env(env_id, n_envs=n_envs, seed=seed, **(env_kwargs or {}))
+    if monitor_dir is None:
+        return env
+    with warnings.catch_warnings():  # "already wrapped with a Monitor": both write the same episode statistics
+        warnings.simplefilter("ignore", UserWarning)
+        return VecMonitor(env, filename=monitor_dir)
+
+
+def _training_envs_from_envpool(create_envs: Callable) -> Callable:
+    """
+    Wrap rl_zoo3's ``ExperimentManager.create_envs`` so that training envs come from EnvPool (with the run's
+    ``monitor.csv``, for ``plots train``); evaluation envs stay Gymnasium's, so that scores are measured on the
+    reference env.
+    """
+    from rl_zoo3 import exp_manager
+
+    def create_envs_with_envpool(manager, n_envs: int, eval_env: bool = False, no_log: bool = False):
+        if eval_env:
+            return create_envs(manager, n_envs, eval_env=eval_env, no_log=no_log)
+        make_vec_env = functools.partial(_envpool_make_vec_env, manager.env_name.gym_id)
+        with mock.patch.object(exp_manager, "make_vec_env", make_vec_env):
+            return create_envs(manager, n_envs, eval_env=eval_env, no_log=no_log)
+
+    return create_envs_with_envpool
+
+
 def train(argv: list[str]) -> None:
-    """``rl_zoo3.train`` with GPG registered and checked."""
+    """
+    ``rl_zoo3.train`` with GPG registered and checked; ``--vec-env envpool`` (any ``--algo``) trains on EnvPool's
+    envs and evaluates on Gymnasium's.
+    """
+    from rl_zoo3.exp_manager import ExperimentManager
     from rl_zoo3.train import train as zoo_train
 
-    _run_with_argv("sb3_gpg.train", prepare_train(argv), zoo_train)
+    argv = prepare_train(argv)
+    args = _parse_train_arguments(argv)
+    if args.vec_env != "envpool":
+        _run_with_argv("sb3_gpg.train", argv, zoo_train)
+        return
+    try:
+        check_envpool_env_id(args.env)
+    except (ImportError, ValueError) as error:
+        raise ZooError(f"--vec-env envpool: {error}") from None
+    # rl_zoo3 accepts dummy and subproc only: it builds the envs through dummy's path, answered by EnvPool
+    argv = [{"envpool": "dummy", "--vec-env=envpool": "--vec-env=dummy"}.get(arg, arg) for arg in argv]
+    with mock.patch.object(ExperimentManager, "create_envs", _training_envs_from_envpool(ExperimentManager.create_envs)):
+        _run_with_argv("sb3_gpg.train", argv, zoo_train)
 
 
 def enjoy(argv: list[str]) -> None:

@@ -120,15 +120,32 @@ def shared_hyperparameters(
     return kwargs, normalize
 
 
+def make_training_env(env_id: str, n_envs: int, seed: int, vec_env: str):
+    """The training envs: Gymnasium's in this process (``dummy``) or EnvPool's C++ port, one C++ thread (one core per run)."""
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from sb3_gpg import make_envpool_env
+
+    if vec_env == "envpool":
+        return make_envpool_env(env_id, n_envs=n_envs, seed=seed, num_threads=1)
+    return make_vec_env(env_id, n_envs=n_envs, seed=seed, env_kwargs=ENV_KWARGS)
+
+
 def resume_or_start(
-    env_id: str, algo: str, n_envs: int, seed: int, kwargs: dict[str, Any], normalize: bool, paths: tuple[Path, ...]
+    env_id: str,
+    algo: str,
+    n_envs: int,
+    seed: int,
+    kwargs: dict[str, Any],
+    normalize: bool,
+    paths: tuple[Path, ...],
+    vec_env: str = "dummy",
 ) -> tuple[Any, Any, list[dict], dict[str, str]]:
     """
     The model and training env of a run, with its curve so far and the ``resumed_at`` field of its rows: loaded from
     the run's checkpoint ``paths`` (curve, model, VecNormalize) where it was interrupted, new otherwise.
     """
     from stable_baselines3 import PPO
-    from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import VecNormalize
 
     from sb3_gpg import GPG
@@ -139,13 +156,15 @@ def resume_or_start(
         resumed_at = model.num_timesteps // (kwargs["n_steps"] * n_envs)
         # The curve up to the checkpoint (a row written after it, by an interrupted save, is evaluated again)
         rows = [row for row in read_csv(partial) if row["iteration"] <= resumed_at]
+        if rows[-1].get("vec_env", "dummy") != vec_env:
+            raise ValueError(f"{partial} was trained with --vec-env {rows[-1].get('vec_env', 'dummy')}: resume it so")
         resumed = {"resumed_at": f"{rows[-1].get('resumed_at', '')} {resumed_at}".strip()}
         rows = [dict(row, **resumed) for row in rows]
         env_seed = seed + RESEED_OFFSET * resumed_at
     else:
         model, rows, resumed, env_seed = None, [], {}, seed
 
-    env = make_vec_env(env_id, n_envs=n_envs, seed=env_seed, env_kwargs=ENV_KWARGS)
+    env = make_training_env(env_id, n_envs, env_seed, vec_env)
     if normalize and model:
         env = VecNormalize.load(str(normalizer), env)
     elif normalize:
@@ -187,7 +206,8 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
 
     paths = tuple(run_file(Path(args["runs_dir"]), (env_id, algo, n_envs, seed), suffix) for suffix in CHECKPOINT_SUFFIXES)
     partial, checkpoint, normalizer = paths
-    model, env, rows, resumed = resume_or_start(env_id, algo, n_envs, seed, kwargs, normalize, paths)
+    vec_env = args.get("vec_env", "dummy")
+    model, env, rows, resumed = resume_or_start(env_id, algo, n_envs, seed, kwargs, normalize, paths, vec_env)
 
     eval_env = make_vec_env(env_id, n_envs=1, seed=10_000 + seed, env_kwargs={**ENV_KWARGS, **EVAL_ENV_KWARGS.get(env_id, {})})
     if normalize:
@@ -205,7 +225,7 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
         training_time = started - clock["start"] - clock["evaluating"]
         rows.append(
             dict(env=env_id, algo=algo, n_envs=n_envs, seed=seed, iteration=iteration, env_steps=model.num_timesteps,
-                 wall_time=round(training_time, 2), eval_mean=float(np.mean(returns)), **resumed)
+                 wall_time=round(training_time, 2), vec_env=vec_env, eval_mean=float(np.mean(returns)), **resumed)
         )  # fmt: skip
         clock["evaluating"] += time.perf_counter() - started
 
@@ -270,27 +290,43 @@ def final_evaluations(rows: list[dict]) -> dict[tuple[str, str, int], list[float
     return final
 
 
-def cell(values: list[float] | None) -> str:
-    return f"{np.mean(values):.1f} +- {np.std(values):.1f} ({len(values)})" if values else ""
+def cell(values: list[float] | None, backend: str | None = None) -> str:
+    """Mean +- std (seeds), and the training backend where it is not Gymnasium's envs in this process."""
+    if not values:
+        return ""
+    return f"{np.mean(values):.1f} +- {np.std(values):.1f} ({len(values)})" + (
+        f" [{backend}]" if backend not in (None, "dummy") else ""
+    )
+
+
+def backends(rows: list[dict]) -> dict[tuple[str, str, int], str]:
+    """(env, algo, n_envs) -> the training backends of its runs, e.g. ``envpool`` (rows before the column: dummy)."""
+    used = defaultdict(set)
+    for row in rows:
+        used[(row["env"], row["algo"], row["n_envs"])].add(row.get("vec_env", "dummy"))
+    return {key: "+".join(sorted(names)) for key, names in used.items()}
 
 
 def table(rows: list[dict], algos: list[str]) -> str:
     """Final evaluation, mean +- std over training seeds, one row per (env count, algorithm) as in the paper."""
-    final = final_evaluations(rows)
+    final, backend = final_evaluations(rows), backends(rows)
     envs = sorted({row["env"] for row in rows})
     lines = ["| envs | algo | " + " | ".join(envs) + " |", "|---|---|" + "---|" * len(envs)]
     for n_envs in sorted({row["n_envs"] for row in rows}):
         for algo in algos:
-            cells = [cell(final.get((env_id, algo, n_envs))) for env_id in envs]
+            cells = [cell(final.get((env_id, algo, n_envs)), backend.get((env_id, algo, n_envs))) for env_id in envs]
             lines.append(f"| {n_envs} | {algo} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n\nCells: mean +- std of the final evaluation over training seeds (number of seeds).\n"
+    return (
+        "\n".join(lines) + "\n\nCells: mean +- std of the final evaluation over training seeds (number of seeds); "
+        "[envpool]: trained on EnvPool's envs (evaluated on Gymnasium's, as every run).\n"
+    )
 
 
 def summary(out: Path) -> str:
     """GPG and PPO's final evaluations of every finished run under ``out`` (any subfolder), beside the paper's Table 1."""
     runs = {path.name: path for path in sorted(out.glob("*/runs/*.csv")) if not path.name.endswith(".partial.csv")}
     rows = [row for path in runs.values() for row in read_csv(path) if row["algo"] in ("gpg", "ppo")]
-    final = final_evaluations(rows)
+    final, backend = final_evaluations(rows), backends(rows)
     envs = [env_id for env_id in PAPER_TABLE if any(key[0] == env_id for key in final)]
     lines = [
         "| envs | algo | " + " | ".join(f"{env_id} (here) | {env_id} (paper)" for env_id in envs) + " |",
@@ -299,7 +335,8 @@ def summary(out: Path) -> str:
     for index, n_envs in enumerate(PAPER_ENV_COUNTS):
         for algo in ("gpg", "ppo"):
             cells = [
-                f"{cell(final.get((env_id, algo, n_envs))) or 'not run'} | {PAPER_TABLE[env_id][algo][index]}"
+                f"{cell(final.get((env_id, algo, n_envs)), backend.get((env_id, algo, n_envs))) or 'not run'} | "
+                f"{PAPER_TABLE[env_id][algo][index]}"
                 for env_id in envs
             ]
             lines.append(f"| {n_envs} | {algo} | " + " | ".join(cells) + " |")
@@ -307,7 +344,8 @@ def summary(out: Path) -> str:
         "# GPG and PPO after 200 iterations: this reproduction beside the paper's Table 1\n\n"
         + "\n".join(lines)
         + "\n\nHere: mean +- std of the final evaluation over training seeds (number of seeds), from the finished runs "
-        f"under `{out}`; paper: its Table 1 (4 training seeds).\n"
+        f"under `{out}` ([envpool]: trained on EnvPool's envs, evaluated on Gymnasium's); paper: its Table 1 (4 training "
+        "seeds).\n"
     )
 
 
@@ -415,6 +453,13 @@ def main() -> None:
         "minibatch of 64 at 16 envs that grows with the env count; give the runs their own --out, out of --summary's "
         "reach (e.g. benchmarks/paper/checks/<name>), as their run names are the grid's",
     )
+    parser.add_argument(
+        "--vec-env",
+        default="dummy",
+        choices=["dummy", "envpool"],
+        help="training envs: Gymnasium's in the run's process, or EnvPool's C++ port with one thread per run "
+        '(pip install "sb3-gpg[envpool]"); evaluation always uses Gymnasium\'s',
+    )
     parser.add_argument("--jobs", type=int, default=max(os.cpu_count() or 1, 1))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/paper"))
     parser.add_argument(
@@ -455,7 +500,7 @@ def main() -> None:
     runs_dir = args.out / "runs"
     settings = dict(iterations=args.iterations, eval_every=args.eval_every, eval_episodes=args.eval_episodes,
                     n_steps=args.n_steps, n_minibatches=args.n_minibatches, runs_dir=str(runs_dir),
-                    deadline=deadline)  # fmt: skip
+                    deadline=deadline, vec_env=args.vec_env)  # fmt: skip
     # Smaller groups first, and each seed's algorithms together, so that an interrupted grid still compares them
     runs = [
         (env_id, algo, n_envs, seed)

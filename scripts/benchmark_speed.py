@@ -1,8 +1,10 @@
 """
 Speed and memory of GPG against PPO on the same work, and against the environment alone.
 
-For each configuration (env, n_envs) both algorithms run the same rollout size (n_steps per env), minibatch size
-(a quarter of the rollout), epochs and network. Iterations of GPG and PPO alternate, after one warm-up iteration each,
+For each configuration (env, n_envs, binning, VecEnv) both algorithms run the same rollout size (n_steps per env),
+minibatch size (a quarter of the rollout), epochs and network, on the same VecEnv: DummyVecEnv (``dummy``),
+SubprocVecEnv (``subproc``, one process per env) or EnvPool's C++ envs (``envpool``, one C++ thread, so one core as
+DummyVecEnv). Iterations of GPG and PPO alternate, after one warm-up iteration each,
 and each iteration is split into rollout collection, advantage computation and policy update. The floor is the bare
 VecEnv stepping the same number of steps with fixed actions: no learner can collect a rollout faster. Medians over the
 repeats are reported, with GPG/PPO ratios. Memory is measured in a fresh subprocess per algorithm (peak RSS after
@@ -12,11 +14,15 @@ computation is also timed against the deliberately slow loop-by-loop reference o
 Run from the repository root:
 
     python scripts/benchmark_speed.py --output benchmarks/speed.md
+    python scripts/benchmark_speed.py --profile LunarLander-v3:128:time:envpool   # where one GPG iteration's time goes
 """
 
 import argparse
+import cProfile
+import io
 import json
 import platform
+import pstats
 import statistics
 import subprocess
 import sys
@@ -28,22 +34,26 @@ import stable_baselines3
 import torch as th
 from stable_baselines3 import PPO
 from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 from tqdm import tqdm
 
 import sb3_gpg
-from sb3_gpg import GPG
+from sb3_gpg import GPG, make_envpool_env
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPOSITORY))  # for tests.reference
 
-# (env id, n_envs, binning): the issue's grid
+# (env id, n_envs, binning, VecEnv): every backend at 16 envs; DummyVecEnv against EnvPool at 128 and 1,024 envs
+# (SubprocVecEnv starts one process per env, so 128 or 1,024 of them do not fit a 2-core machine); the binnings at 128
+BACKENDS = ("dummy", "subproc", "envpool")
+IN_PROCESS = ("dummy", "envpool")
 DEFAULT_CONFIGS = [
-    *[("CartPole-v1", n, "time") for n in (1, 16, 64, 128)],
-    *[("LunarLander-v3", n, "time") for n in (1, 16, 128)],
-    ("HalfCheetah-v5", 16, "time"),
-    *[("LunarLander-v3", 128, b) for b in ("rollout_step", "universal", "spatial", "spatial_time")],
-    ("CliffWalking-v1", 128, "state"),
-]
+    *[(env, 16, "time", vec_env) for env in ("CartPole-v1", "LunarLander-v3", "HalfCheetah-v5") for vec_env in BACKENDS],
+    *[(env, n, "time", vec_env) for env in ("CartPole-v1", "LunarLander-v3") for n in (128, 1024) for vec_env in IN_PROCESS],
+    *[("HalfCheetah-v5", 128, "time", vec_env) for vec_env in IN_PROCESS],
+    *[("LunarLander-v3", 128, b, "envpool") for b in ("rollout_step", "universal", "spatial", "spatial_time")],
+    ("CliffWalking-v1", 128, "state", "envpool"),
+]  # fmt: skip
 N_STEPS = {"HalfCheetah-v5": 256}  # MuJoCo steps are slow: a shorter rollout keeps the grid within minutes
 PHASES = ("rollout", "advantage", "update")
 # make_vec_env asks for rgb_array rendering by default; LunarLander then keeps a Box2D body per engine particle until
@@ -51,8 +61,15 @@ PHASES = ("rollout", "advantage", "update")
 NO_RENDERING = {"render_mode": None}
 
 
-def make_model(algo: str, env_id: str, n_envs: int, binning: str, n_steps: int, n_epochs: int, seed: int):
-    env = make_vec_env(env_id, n_envs=n_envs, seed=seed, env_kwargs=NO_RENDERING)
+def make_env(env_id: str, n_envs: int, seed: int, vec_env: str) -> VecEnv:
+    if vec_env == "envpool":
+        return make_envpool_env(env_id, n_envs=n_envs, seed=seed, num_threads=1)
+    vec_env_cls = SubprocVecEnv if vec_env == "subproc" else DummyVecEnv
+    return make_vec_env(env_id, n_envs=n_envs, seed=seed, env_kwargs=NO_RENDERING, vec_env_cls=vec_env_cls)
+
+
+def make_model(algo: str, env_id: str, n_envs: int, binning: str, vec_env: str, n_steps: int, n_epochs: int, seed: int):
+    env = make_env(env_id, n_envs, seed, vec_env)
     kwargs = dict(n_steps=n_steps, batch_size=max(n_steps * n_envs // 4, 2), n_epochs=n_epochs, seed=seed, device="cpu")
     if algo == "gpg":
         return GPG("MlpPolicy", env, binning=binning, bin_size=0.5, **kwargs)
@@ -94,9 +111,9 @@ class PhaseTimer:
         model.learn(model.n_steps * model.n_envs, reset_num_timesteps=False)
 
 
-def floor_time(env_id: str, n_envs: int, n_steps: int, seed: int, repeats: int) -> float:
+def floor_time(env_id: str, n_envs: int, vec_env: str, n_steps: int, seed: int, repeats: int) -> float:
     """Median time for the bare VecEnv to step n_steps with fixed actions (the same action for every env)."""
-    env = make_vec_env(env_id, n_envs=n_envs, seed=seed, env_kwargs=NO_RENDERING)
+    env = make_env(env_id, n_envs, seed, vec_env)
     actions = np.stack([env.action_space.sample()] * n_envs)
     env.reset()
     times = []
@@ -140,7 +157,9 @@ def reference_speedup(model, repeats: int = 5) -> tuple[float, float]:
     return statistics.median(fast), slow
 
 
-def peak_memory(algo: str, env_id: str, n_envs: int, binning: str, n_steps: int, n_epochs: int, iterations: int) -> dict:
+def peak_memory(
+    algo: str, env_id: str, n_envs: int, binning: str, vec_env: str, n_steps: int, n_epochs: int, iterations: int
+) -> dict:
     """
     Memory of a fresh process that builds the model and trains it `iterations` iterations: its peak resident memory
     (torch's runtime included), and, exactly, the bytes of the learner's state (parameters, gradients, Adam's two
@@ -151,7 +170,7 @@ import json, torch
 torch.set_num_threads(1)
 import sys; sys.path.insert(0, {str(REPOSITORY / "scripts")!r})
 from benchmark_speed import make_model
-model = make_model({algo!r}, {env_id!r}, {n_envs}, {binning!r}, {n_steps}, {n_epochs}, 0)
+model = make_model({algo!r}, {env_id!r}, {n_envs}, {binning!r}, {vec_env!r}, {n_steps}, {n_epochs}, 0)
 model.learn({iterations} * model.n_steps * model.n_envs)
 buffer = model.rollout_buffer
 arrays = [value for value in vars(buffer).values() if hasattr(value, "nbytes")]
@@ -169,9 +188,11 @@ print(json.dumps(dict(
     return json.loads(output.strip().splitlines()[-1])
 
 
-def benchmark(env_id: str, n_envs: int, binning: str, args: argparse.Namespace) -> dict:
+def benchmark(env_id: str, n_envs: int, binning: str, vec_env: str, args: argparse.Namespace) -> dict:
     n_steps = N_STEPS.get(env_id, args.n_steps)
-    models = {algo: make_model(algo, env_id, n_envs, binning, n_steps, args.n_epochs, args.seed) for algo in ("gpg", "ppo")}
+    models = {
+        algo: make_model(algo, env_id, n_envs, binning, vec_env, n_steps, args.n_epochs, args.seed) for algo in ("gpg", "ppo")
+    }
     timers = {algo: PhaseTimer(model) for algo, model in models.items()}
     for timer in timers.values():  # warm-up
         timer.iterate()
@@ -182,20 +203,41 @@ def benchmark(env_id: str, n_envs: int, binning: str, args: argparse.Namespace) 
         for timer in timers.values():
             timer.iterate()
 
-    result = {"env": env_id, "n_envs": n_envs, "binning": binning, "n_steps": n_steps}
+    result = {"env": env_id, "n_envs": n_envs, "binning": binning, "vec_env": vec_env, "n_steps": n_steps}
     for algo, timer in timers.items():
         for phase in PHASES:
             result[f"{algo}_{phase}"] = statistics.median(timer.times[phase])
         iterations = [sum(values) for values in zip(*(timer.times[phase] for phase in PHASES), strict=True)]
         result[f"{algo}_iteration"] = statistics.median(iterations)
         result[f"{algo}_params"] = sum(p.numel() for p in models[algo].policy.parameters())
-    result["floor"] = floor_time(env_id, n_envs, n_steps, args.seed, args.repeats)
+    for model in models.values():
+        model.env.close()
+    result["floor"] = floor_time(env_id, n_envs, vec_env, n_steps, args.seed, args.repeats)
     result["reference_fast"], result["reference_slow"] = reference_speedup(models["gpg"])
     if args.peak_iterations > 0:
         for algo in ("gpg", "ppo"):
-            memory = peak_memory(algo, env_id, n_envs, binning, n_steps, args.n_epochs, args.peak_iterations)
+            memory = peak_memory(algo, env_id, n_envs, binning, vec_env, n_steps, args.n_epochs, args.peak_iterations)
             result.update({f"{algo}_{key}": value for key, value in memory.items()})
     return result
+
+
+def parse_config(config: str) -> tuple[str, int, str, str]:
+    env_id, n_envs, binning, *vec_env = config.split(":")
+    return env_id, int(n_envs), binning, vec_env[0] if vec_env else "dummy"
+
+
+def profile(config: str, args: argparse.Namespace, top: int = 25) -> str:
+    """cProfile of ``args.repeats`` GPG iterations after a warm-up: the functions with the most own time, and the total."""
+    env_id, n_envs, binning, vec_env = parse_config(config)
+    model = make_model("gpg", env_id, n_envs, binning, vec_env, N_STEPS.get(env_id, args.n_steps), args.n_epochs, args.seed)
+    model.learn(model.n_steps * model.n_envs)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    model.learn(args.repeats * model.n_steps * model.n_envs, reset_num_timesteps=False)
+    profiler.disable()
+    stream = io.StringIO()
+    pstats.Stats(profiler, stream=stream).sort_stats("tottime").print_stats(top)
+    return f"GPG, {config}, {args.repeats} iterations:\n{stream.getvalue()}"
 
 
 def markdown(results: list[dict], args: argparse.Namespace, wall_time: float) -> str:
@@ -208,20 +250,21 @@ def markdown(results: list[dict], args: argparse.Namespace, wall_time: float) ->
         f"Python {platform.python_version()}, torch {th.__version__}, SB3 {stable_baselines3.__version__}, "
         f"sb3_gpg {sb3_gpg.__version__}. {args.repeats} alternating iterations per algorithm after one warm-up; "
         f"medians. Both use n_epochs={args.n_epochs}, batch_size = a quarter of the rollout, SB3's default 64-64 "
-        f"MlpPolicy, DummyVecEnv. Total wall time {wall_time:.0f} s.",
+        f"MlpPolicy, the same VecEnv (*vec env*: DummyVecEnv, SubprocVecEnv with one process per env, or EnvPool with "
+        f"one C++ thread). Total wall time {wall_time:.0f} s.",
         "",
         "Times are seconds per iteration (one rollout of n_steps x n_envs samples plus the update). *floor*: the bare "
         "VecEnv stepping the same number of steps with fixed actions. *vs floor*: GPG's iteration over the floor. "
         "*adv. share*: advantage computation as a share of GPG's iteration. *vs reference*: speed-up of the advantage "
         "computation over the loop-by-loop reference implementation of Algorithm 2 on the same rollout.",
         "",
-        "| env | n_envs | binning | n_steps | GPG iter | PPO iter | iter ratio | GPG update | PPO update | update ratio "
-        "| GPG rollout | PPO rollout | GPG adv. | PPO adv. | adv. share | vs reference | floor | vs floor |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| env | n_envs | binning | vec env | n_steps | GPG iter | PPO iter | iter ratio | GPG update | PPO update "
+        "| update ratio | GPG rollout | PPO rollout | GPG adv. | PPO adv. | adv. share | vs reference | floor | vs floor |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
-            f"| {r['env']} | {r['n_envs']} | {r['binning']} | {r['n_steps']} | {r['gpg_iteration']:.3f} | "
+            f"| {r['env']} | {r['n_envs']} | {r['binning']} | {r['vec_env']} | {r['n_steps']} | {r['gpg_iteration']:.3f} | "
             f"{r['ppo_iteration']:.3f} | **{r['gpg_iteration'] / r['ppo_iteration']:.2f}** | {r['gpg_update']:.3f} | "
             f"{r['ppo_update']:.3f} | **{r['gpg_update'] / r['ppo_update']:.2f}** | {r['gpg_rollout']:.3f} | "
             f"{r['ppo_rollout']:.3f} | {r['gpg_advantage'] * 1e3:.1f} ms | {r['ppo_advantage'] * 1e3:.1f} ms | "
@@ -234,22 +277,22 @@ def markdown(results: list[dict], args: argparse.Namespace, wall_time: float) ->
         "buffer's arrays (GPG's include the episode times); *peak* the peak resident memory of a fresh process that "
         f"builds the model and trains {args.peak_iterations} iteration(s), torch's runtime and the envs included.",
         "",
-        "| env | n_envs | GPG params | PPO params | params ratio | GPG learner | PPO learner | GPG buffer | PPO buffer "
-        "| GPG peak | PPO peak |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| env | n_envs | vec env | GPG params | PPO params | params ratio | GPG learner | PPO learner | GPG buffer "
+        "| PPO buffer | GPG peak | PPO peak |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     seen = set()
     for r in results:
-        if (r["env"], r["n_envs"]) in seen:
+        if (r["env"], r["n_envs"], r["vec_env"]) in seen:
             continue
-        seen.add((r["env"], r["n_envs"]))
+        seen.add((r["env"], r["n_envs"], r["vec_env"]))
         memory = " | ".join(
             f"{r[f'{algo}_{key}']:.2f} MiB" if f"{algo}_{key}" in r else "not measured"
             for key in ("learner_mib", "buffer_mib", "peak_mib")
             for algo in ("gpg", "ppo")
         )
         lines.append(
-            f"| {r['env']} | {r['n_envs']} | {r['gpg_params']} | {r['ppo_params']} | "
+            f"| {r['env']} | {r['n_envs']} | {r['vec_env']} | {r['gpg_params']} | {r['ppo_params']} | "
             f"{r['gpg_params'] / r['ppo_params']:.3f} | {memory} |"
         )
     return "\n".join(lines) + "\n"
@@ -257,7 +300,16 @@ def markdown(results: list[dict], args: argparse.Namespace, wall_time: float) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--configs", nargs="*", help="env:n_envs:binning triples (default: the full grid)")
+    parser.add_argument(
+        "--configs",
+        nargs="*",
+        help="env:n_envs:binning[:vec_env] (dummy, subproc or envpool; default dummy), or the full grid",
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="ENV:N_ENVS:BINNING:VEC_ENV",
+        help="profile GPG's iterations on one configuration (cProfile, after a warm-up) and print where the time goes",
+    )
     parser.add_argument("--n-steps", type=int, default=128, help="steps per env per rollout (HalfCheetah: 256)")
     parser.add_argument("--n-epochs", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=7, help="measured iterations per algorithm")
@@ -267,9 +319,12 @@ def main() -> None:
     args = parser.parse_args()
     th.set_num_threads(1)
 
+    if args.profile:
+        print(profile(args.profile, args))
+        return
     configs = DEFAULT_CONFIGS
     if args.configs:
-        configs = [(env, int(n), binning) for env, n, binning in (config.split(":") for config in args.configs)]
+        configs = [parse_config(config) for config in args.configs]
     start = time.perf_counter()
     results = [benchmark(*config, args) for config in tqdm(configs, desc="configurations")]
     report = markdown(results, args, time.perf_counter() - start)
