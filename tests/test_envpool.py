@@ -97,6 +97,12 @@ def test_seeding_is_reproducible_and_follows_sb3():
     rollout(reseeded, steps=5)
     reseeded.seed(7)
     np.testing.assert_array_equal(rollout(reseeded), first)
+    # RL Zoo draws seeds up to 2**32, past EnvPool's int32: taken modulo 2**31 - n_envs, still reproducible
+    large = 2**32 - 2
+    np.testing.assert_array_equal(
+        rollout(make_envpool_env("CartPole-v1", n_envs=3, seed=large)),
+        rollout(make_envpool_env("CartPole-v1", n_envs=3, seed=large)),
+    )
 
 
 def test_spaces_are_gymnasium_s():

@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
@@ -22,7 +24,7 @@ def test_paper_benchmark_smoke_and_resume(tmp_path):
     out = tmp_path / "out"
     assert len(list((out / "runs").glob("*.csv"))) == 4
     curves = (out / "curves.csv").read_text().splitlines()
-    assert curves[0] == "env,algo,n_envs,seed,iteration,env_steps,wall_time,eval_mean"
+    assert curves[0] == "env,algo,n_envs,seed,iteration,env_steps,wall_time,vec_env,eval_mean"
     assert len(curves) == 1 + 4 * 2  # 4 runs x 2 evaluations
     assert "| 2 | gpg |" in (out / "table.md").read_text()
     assert (out / "CartPole-v1_iterations.png").stat().st_size > 10_000
@@ -38,7 +40,7 @@ def test_speed_benchmark_smoke(tmp_path):
     output = run(str(SCRIPTS / "benchmark_speed.py"), "--configs", "CartPole-v1:2:time", "--n-steps", "16", "--repeats", "1",
                  "--peak-iterations", "1", "--output", "speed.md", cwd=tmp_path)  # fmt: skip
     table = (tmp_path / "speed.md").read_text()
-    assert "| CartPole-v1 | 2 | time | 16 |" in table and "MiB" in table
+    assert "| CartPole-v1 | 2 | time | dummy | 16 |" in table and "MiB" in table
     assert (tmp_path / "speed.json").exists()
     assert "iter ratio" in output
 
@@ -98,6 +100,32 @@ def test_main_job_trains_evaluates_and_saves(tmp_path):
     output = run("-m", "sb3_gpg", "--timesteps", "256", "--eval-episodes", "2", "--save", "model", cwd=tmp_path)
     assert "training GPG on CartPole-v1, 256 steps" in output and "Evaluation over 2 episodes" in output
     assert (tmp_path / "model.zip").stat().st_size > 1_000
+
+
+def test_main_job_on_envpool(tmp_path):
+    pytest.importorskip("envpool")
+    output = run("-m", "sb3_gpg", "--timesteps", "512", "--n-envs", "4", "--vec-env", "envpool", "--eval-episodes", "2",
+                 cwd=tmp_path)  # fmt: skip
+    assert "4 env(s) (envpool)" in output and "Evaluation over 2 episodes" in output
+
+
+def test_paper_and_speed_benchmarks_on_envpool(tmp_path):
+    pytest.importorskip("envpool")
+    args = [str(SCRIPTS / "benchmark_paper.py"), "--envs", "CartPole-v1", "--n-envs", "2", "--seeds", "0",
+            "--iterations", "2", "--eval-every", "1", "--eval-episodes", "1", "--n-steps", "16", "--jobs", "1",
+            "--vec-env", "envpool", "--out", "out"]  # fmt: skip
+    run(*args, cwd=tmp_path)
+    assert "| 2 | gpg | " in (table := (tmp_path / "out" / "table.md").read_text()) and "(1) [envpool] |" in table
+    rows = (tmp_path / "out" / "runs" / "CartPole-v1__ppo__2envs__seed0.csv").read_text().splitlines()
+    assert rows[0].split(",")[-2:] == ["vec_env", "eval_mean"] and rows[1].split(",")[-2] == "envpool"
+
+    run(str(SCRIPTS / "benchmark_speed.py"), "--configs", "CartPole-v1:2:time:envpool", "CartPole-v1:2:time:subproc",
+        "--n-steps", "16", "--repeats", "1", "--peak-iterations", "0", "--output", "speed.md", cwd=tmp_path)  # fmt: skip
+    table = (tmp_path / "speed.md").read_text()
+    assert "| CartPole-v1 | 2 | time | envpool | 16 |" in table and "| CartPole-v1 | 2 | time | subproc | 16 |" in table
+    profile = run(str(SCRIPTS / "benchmark_speed.py"), "--profile", "CartPole-v1:2:time:envpool", "--n-steps", "16",
+                  "--repeats", "1", cwd=tmp_path)  # fmt: skip
+    assert "GPG, CartPole-v1:2:time:envpool, 1 iterations" in profile and "gpg.py:" in profile and "(train)" in profile
 
 
 def test_paper_benchmark_verify(tmp_path):

@@ -93,6 +93,17 @@ def test_ppo_through_the_same_entry_point(tmp_path):
     assert (tmp_path / "logs" / "ppo" / "CartPole-v1_1" / "CartPole-v1.zip").exists()
 
 
+@pytest.mark.parametrize("algo", ["gpg", "ppo"])
+def test_train_on_envpool_evaluate_on_gymnasium(tmp_path, algo):
+    pytest.importorskip("envpool")
+    cli("sb3_gpg.train", "--algo", algo, *QUICK_TRAIN, "-f", "logs", "--vec-env", "envpool", cwd=tmp_path)
+    run_folder = tmp_path / "logs" / algo / "CartPole-v1_1"
+    assert (run_folder / "CartPole-v1.zip").exists()
+    assert np.load(run_folder / "evaluations.npz")["results"].shape == (2, 2)
+    # The training episodes are in the run's monitor.csv, which plots train reads
+    assert len((run_folder / "monitor.csv").read_text().splitlines()) > 10
+
+
 def test_console_script_trains(tmp_path):
     result = subprocess.run(
         [os.path.join(os.path.dirname(sys.executable), "sb3-gpg"), "train", "--algo", "gpg", *QUICK_TRAIN, "-f", "logs"],
@@ -144,6 +155,7 @@ def test_two_processes_share_one_study(tmp_path):
         ),
         (["--algo", "gpg", "--env", "CartPole-v1", "-params", "binning:'tim'"], "Unknown binning 'tim'"),
         (["--algo", "gpg", "--env", "CartPole-v1", "-params", "bin_size:-1.0"], "bin_size must be positive"),
+        (["--algo", "ppo", "--env", "Taxi-v4", "--vec-env", "envpool"], "EnvPool has no environment"),
     ],
 )
 def test_bad_input_gives_one_line_error(tmp_path, argv, message):

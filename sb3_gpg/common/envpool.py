@@ -81,8 +81,9 @@ class EnvPoolVecEnv(VecEnv):
     ``episode`` statistics (``env_is_wrapped(Monitor)`` is True, so ``evaluate_policy`` and ``EvalCallback`` count
     whole episodes). ``VecNormalize``, ``VecFrameStack`` and ``VecMonitor`` wrap it as any VecEnv.
 
-    Seeding follows SB3: env ``i`` is seeded with ``seed + i``. EnvPool fixes seeds when a pool is built, so
-    ``seed()`` builds a new pool at the next ``reset()``. EnvPool runs its envs in C++: ``get_attr`` knows only
+    Seeding follows SB3: env ``i`` is seeded with ``seed + i``. EnvPool takes int32 seeds only, so seeds past
+    ``2**31 - n_envs`` (RL Zoo draws them up to ``2**32``) are taken modulo it. EnvPool fixes seeds when a pool is
+    built, so ``seed()`` builds a new pool at the next ``reset()``. EnvPool runs its envs in C++: ``get_attr`` knows only
     ``render_mode`` and ``spec``, and ``set_attr``, ``env_method`` and rendering raise a clear error.
 
     :param env_id: an EnvPool task id, e.g. ``"LunarLander-v3"`` (``envpool.list_all_envs()`` lists them)
@@ -126,9 +127,10 @@ class EnvPoolVecEnv(VecEnv):
 
     def _make_pool(self, n_envs: int, seed: int):
         envpool = import_envpool()
+        seed = int(seed) % (np.iinfo(np.int32).max - n_envs)  # EnvPool asserts int32 seeds (for seed + i as well)
         try:
             pool = envpool.make_gymnasium(
-                self.env_id, num_envs=n_envs, seed=int(seed), num_threads=self.num_threads, **self.env_kwargs
+                self.env_id, num_envs=n_envs, seed=seed, num_threads=self.num_threads, **self.env_kwargs
             )
         except (TypeError, ValueError, KeyError) as error:
             raise ValueError(f"EnvPool could not make {self.env_id!r} with {self.env_kwargs}: {error}") from error
