@@ -151,6 +151,7 @@ def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str) -> None:
             hyperparams.get("bin_size", 1.0),
             hyperparams.get("min_bin_count", 1),
             hyperparams.get("truncated_returns", "keep"),
+            advantage_scale=hyperparams.get("advantage_scale", "none"),
         )
     except ValueError as error:
         raise ZooError(f"{where}: {error}") from None

@@ -1,6 +1,7 @@
 """
 A deliberately slow, loop-by-loop implementation of the paper's Algorithm 2 (GPG advantage estimation), with this
-package's options (leave_one_out, min_bin_count, truncated_returns), to check GroupRolloutBuffer against.
+package's options (leave_one_out, min_bin_count, truncated_returns, advantage_scale), to check GroupRolloutBuffer
+against.
 
 It shares no code with sb3_gpg: plain Python loops over envs, steps, trajectories and bins, with dicts of lists.
 """
@@ -26,10 +27,21 @@ class ReferenceGPG:
     :param bin_size: epsilon of the spatial bins (float or one value per dimension)
     :param leave_one_out: leave the sample's own trajectory out of its baseline
     :param min_bin_count: minimum number of returns in a bin, else the next coarser binning
-    :param truncated_returns: "keep" or "mask"
+    :param truncated_returns: "keep", "mask" or "bootstrap"
+    :param advantage_scale: "none" or "bin_std"
     """
 
-    def __init__(self, n_envs, gamma, binning, bin_size=1.0, leave_one_out=False, min_bin_count=1, truncated_returns="keep"):
+    def __init__(
+        self,
+        n_envs,
+        gamma,
+        binning,
+        bin_size=1.0,
+        leave_one_out=False,
+        min_bin_count=1,
+        truncated_returns="keep",
+        advantage_scale="none",
+    ):
         self.n_envs = n_envs
         self.gamma = gamma
         self.binning = binning
@@ -37,6 +49,7 @@ class ReferenceGPG:
         self.leave_one_out = leave_one_out
         self.min_bin_count = min_bin_count
         self.truncated_returns = truncated_returns
+        self.advantage_scale = advantage_scale
         self.time_of_next_step = [0] * n_envs
 
     def key(self, binning, obs, time, step):
@@ -57,12 +70,13 @@ class ReferenceGPG:
             return (cell, time)
         raise ValueError(binning)
 
-    def advantages(self, observations, rewards, episode_starts, last_dones):  # noqa: C901 (deliberately loop by loop)
+    def advantages(self, observations, rewards, episode_starts, last_dones, last_obs=None):  # noqa: C901 (loop by loop)
         """
         :param observations: (n_steps, n_envs, ...) observations
         :param rewards: (n_steps, n_envs)
         :param episode_starts: (n_steps, n_envs) flags given to the buffer
         :param last_dones: (n_envs,) whether each env's last step ended its episode
+        :param last_obs: (n_envs, ...) observations after the rollout (for "bootstrap")
         :return: returns, baselines, advantages (each (n_steps, n_envs)) and in_group mask
         """
         n_steps = len(rewards)
@@ -85,16 +99,18 @@ class ReferenceGPG:
 
         returns = np.zeros((n_steps, self.n_envs))
         in_group = np.ones((n_steps, self.n_envs), dtype=bool)
+        cut_trajectories = []
         for trajectory in trajectories:
             running = 0.0
             for step, env in reversed(trajectory):
                 running = rewards[step][env] + self.gamma * running
                 returns[step][env] = running
             last_step, env = trajectory[-1]
-            cut = last_step == n_steps - 1 and not last_dones[env]
-            if cut and self.truncated_returns == "mask":
-                for step, env in trajectory:
-                    in_group[step][env] = False
+            if last_step == n_steps - 1 and not last_dones[env]:
+                cut_trajectories.append(trajectory)
+                if self.truncated_returns == "mask":
+                    for step, env in trajectory:
+                        in_group[step][env] = False
 
         if callable(self.binning):
             custom_keys = self.binning(observations, times)
@@ -108,6 +124,31 @@ class ReferenceGPG:
             if level == "custom":
                 return int(custom_keys[step][env])
             return self.key(level, observations[step][env], int(times[step][env]), step)
+
+        if self.truncated_returns == "bootstrap":
+            # The state after the rollout: its observation, the next episode time, rollout row n_steps
+            next_times = np.array([self.time_of_next_step])
+            for trajectory in cut_trajectories:
+                env = trajectory[-1][1]
+                value = 0.0
+                for level in levels:
+                    if level == "custom":
+                        next_key = int(self.binning(np.asarray(last_obs)[None], next_times)[0][env])
+                    else:
+                        next_key = self.key(level, last_obs[env], self.time_of_next_step[env], n_steps)
+                    complete = []
+                    for other in trajectories:
+                        if any(other is cut for cut in cut_trajectories):
+                            continue
+                        for step, other_env in other:
+                            if key_of(level, step, other_env) == next_key:
+                                complete.append(returns[step][other_env])  # the first visit of `other`
+                                break
+                    if len(complete) >= self.min_bin_count:
+                        value = sum(complete) / len(complete)
+                        break
+                for step, env in trajectory:
+                    returns[step][env] += self.gamma ** (n_steps - step) * value
 
         # Bins of first-visit returns, per level: key -> list of (trajectory index, return)
         bins_by_level = []
@@ -125,14 +166,29 @@ class ReferenceGPG:
             bins_by_level.append(bins)
 
         baselines = returns.copy()
+        scales = np.ones((n_steps, self.n_envs))
         for index, trajectory in enumerate(trajectories):
             for step, env in trajectory:
                 if not in_group[step][env]:
                     continue
-                for level, bins in zip(levels, bins_by_level, strict=True):
+                for number, (level, bins) in enumerate(zip(levels, bins_by_level, strict=True)):
                     members = bins[key_of(level, step, env)]
                     values = [value for owner, value in members if not (self.leave_one_out and owner == index)]
                     if len(values) >= self.min_bin_count:
                         baselines[step][env] = sum(values) / len(values)
+                        if self.advantage_scale == "bin_std":
+                            scales[step][env] = self.spread(levels[number:], bins_by_level[number:], key_of, step, env)
                         break
-        return returns, baselines, returns - baselines, in_group
+        return returns, baselines, (returns - baselines) / scales, in_group
+
+    @staticmethod
+    def spread(levels, bins_by_level, key_of, step, env):
+        """Std of the first visits' returns in the sample's bin at the first of the levels that has two and a spread."""
+        for level, bins in zip(levels, bins_by_level, strict=True):
+            values = [value for _, value in bins[key_of(level, step, env)]]
+            if len(values) >= 2:
+                mean = sum(values) / len(values)
+                std = (sum((value - mean) ** 2 for value in values) / len(values)) ** 0.5
+                if std > 0:
+                    return std
+        return 1.0

@@ -45,10 +45,20 @@ def modulo_binning(obs, t):
 
 
 CASES = [
-    dict(binning=binning, leave_one_out=loo, min_bin_count=min_count, truncated_returns=truncated)
+    dict(binning=binning, leave_one_out=loo, min_bin_count=min_count, truncated_returns=truncated, advantage_scale=scale)
     for binning in (*[b for b in BINNINGS if b != "state"], modulo_binning)
     for loo in (False, True)
-    for min_count, truncated in ((1, "keep"), (3, "keep"), (1, "mask"), (2, "mask"))
+    for min_count, truncated, scale in (
+        (1, "keep", "none"),
+        (3, "keep", "none"),
+        (1, "mask", "none"),
+        (2, "mask", "none"),
+        (1, "bootstrap", "none"),
+        (3, "bootstrap", "none"),
+        (1, "keep", "bin_std"),
+        (2, "mask", "bin_std"),
+        (2, "bootstrap", "bin_std"),
+    )
 ]
 
 
@@ -66,9 +76,12 @@ def test_buffer_matches_reference_over_consecutive_rollouts(case):
     for _ in range(3):  # episodes span consecutive rollouts: the next rollout starts where the last one's dones say
         first_starts = None if last_dones is None else last_dones.astype(np.float32)
         observations, rewards, episode_starts, last_dones = random_rollout(rng, first_starts=first_starts)
+        last_obs = random_rollout(rng, n_steps=1)[0][0]  # the observation after the rollout, for "bootstrap"
         fill(buffer, observations, rewards, episode_starts)
-        buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones)
-        returns, baselines, advantages, in_group = reference.advantages(observations, rewards, episode_starts, last_dones)
+        buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones, last_obs=last_obs)
+        returns, baselines, advantages, in_group = reference.advantages(
+            observations, rewards, episode_starts, last_dones, last_obs
+        )
 
         np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(buffer.values, baselines, rtol=1e-5, atol=1e-5)
@@ -102,18 +115,22 @@ def test_state_binning_matches_reference(leave_one_out, min_bin_count):
     np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-5, atol=1e-5)
 
 
-def test_dict_buffer_bins_on_all_keys():
+@pytest.mark.parametrize("options", [{}, dict(truncated_returns="bootstrap", advantage_scale="bin_std")])
+def test_dict_buffer_bins_on_all_keys(options):
     rng = np.random.default_rng(3)
     space = spaces.Dict({"a": spaces.Box(-10, 10, (2,), np.float32), "b": spaces.Box(-10, 10, (1,), np.float32)})
     buffer = GroupDictRolloutBuffer(
-        N_STEPS, space, spaces.Discrete(2), "cpu", gamma=0.9, n_envs=N_ENVS, binning="spatial_time", bin_size=0.5
+        N_STEPS, space, spaces.Discrete(2), "cpu", gamma=0.9, n_envs=N_ENVS, binning="spatial_time", bin_size=0.5, **options
     )
-    reference = ReferenceGPG(N_ENVS, 0.9, "spatial_time", bin_size=0.5)
+    reference = ReferenceGPG(N_ENVS, 0.9, "spatial_time", bin_size=0.5, **options)
     observations, rewards, episode_starts, last_dones = random_rollout(rng)
+    last_obs = random_rollout(rng, n_steps=1)[0][0]
     fill(buffer, {"a": observations[..., :2], "b": observations[..., 2:]}, rewards, episode_starts)
-    buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones)
-    _, baselines, _, _ = reference.advantages(observations, rewards, episode_starts, last_dones)
+    buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones, last_obs={"a": last_obs[:, :2], "b": last_obs[:, 2:]})
+    returns, baselines, advantages, _ = reference.advantages(observations, rewards, episode_starts, last_dones, last_obs)
+    np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(buffer.values, baselines, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-5, atol=1e-5)
 
 
 # Hand-computed: gamma = 1, rewards all 1; env 0 runs one 3-step episode (done at the end);
@@ -154,6 +171,34 @@ def test_hand_computed(kwargs, advantages):
     np.testing.assert_allclose(buffer.returns, [[3, 2], [2, 1], [1, 1]])
     np.testing.assert_allclose(buffer.advantages, advantages)
     np.testing.assert_allclose(buffer.values, buffer.returns - buffer.advantages)
+
+
+def test_hand_computed_bootstrap():
+    # env 1's last trajectory (t=0 at row 2) is cut; the next state has t=1, where the complete returns are {2, 1}:
+    # its return 1 becomes 1 + 1.5. Then t=0 {3, 2, 2.5} mean 2.5; t=1 {2, 1} mean 1.5; t=2 {1}
+    buffer = hand_buffer(binning="time", truncated_returns="bootstrap")
+    np.testing.assert_allclose(buffer.returns, [[3, 2], [2, 1], [1, 2.5]])
+    np.testing.assert_allclose(buffer.advantages, [[0.5, -0.5], [0.5, -0.5], [0, 0]])
+    assert buffer.group_stats["bootstrapped_share"] == pytest.approx(1 / 6)
+    assert buffer.group_stats["bootstrap_mean"] == pytest.approx(1.5)
+    # min_bin_count=3: t=1 holds two complete returns, universal's first visits {3, 2} two as well: nothing to add
+    buffer = hand_buffer(binning="time", truncated_returns="bootstrap", min_bin_count=3)
+    np.testing.assert_allclose(buffer.returns, [[3, 2], [2, 1], [1, 1]])
+    assert buffer.group_stats["bootstrapped_share"] == 0.0
+
+
+def test_hand_computed_bin_std():
+    # t=0 {3, 2, 1}: std sqrt(2/3); t=1 {2, 1}: std 0.5; t=2 {1} has one return: universal's {3, 2, 1}, sqrt(2/3)
+    buffer = hand_buffer(binning="time", advantage_scale="bin_std")
+    std = np.sqrt(2 / 3)
+    np.testing.assert_allclose(buffer.advantages, [[1 / std, 0], [1, -1], [0, -1 / std]])
+    np.testing.assert_allclose(buffer.values, [[2, 2], [1.5, 1.5], [1, 2]])
+    assert buffer.group_stats["scale_fallback_share"] == pytest.approx(1 / 6)
+
+
+def test_bootstrap_of_observation_bins_needs_the_last_observation():
+    with pytest.raises(ValueError, match="last_obs"):
+        hand_buffer(binning="spatial", truncated_returns="bootstrap")
 
 
 def test_leave_one_out_with_a_single_trajectory_gives_zero_advantage():
@@ -212,8 +257,8 @@ def test_columns_to_keys_groups_equal_samples_and_signed_zeros(rows):
 
 
 def test_group_baselines_of_an_empty_group():
-    baselines, stats = group_baselines([np.zeros(0, np.int64)], np.zeros(0, np.int64), np.zeros(0))
-    assert baselines.shape == (0,) and stats["n_bins"] == 0
+    baselines, scales, stats = group_baselines([np.zeros(0, np.int64)], np.zeros(0, np.int64), np.zeros(0))
+    assert baselines.shape == scales.shape == (0,) and stats["n_bins"] == 0
 
 
 def test_first_visit_bins_do_not_depend_on_the_keys_width():

@@ -68,7 +68,8 @@ def test_save_load_gives_identical_predictions_and_keeps_settings(tmp_path):
         bin_size=[0.5, 1.0, 0.1, 1.0],
         leave_one_out=True,
         min_bin_count=2,
-        truncated_returns="mask",
+        truncated_returns="bootstrap",
+        advantage_scale="bin_std",
         **SMALL,
     )
     model.learn(256)
@@ -81,12 +82,8 @@ def test_save_load_gives_identical_predictions_and_keeps_settings(tmp_path):
     for key, tensor in model.policy.state_dict().items():
         th.testing.assert_close(loaded.policy.state_dict()[key], tensor)
     buffer = loaded.rollout_buffer
-    assert (buffer.binning, buffer.leave_one_out, buffer.min_bin_count, buffer.truncated_returns) == (
-        "spatial_time",
-        True,
-        2,
-        "mask",
-    )
+    settings = (buffer.binning, buffer.leave_one_out, buffer.min_bin_count, buffer.truncated_returns, buffer.advantage_scale)
+    assert settings == ("spatial_time", True, 2, "bootstrap", "bin_std")
     np.testing.assert_array_equal(buffer.bin_size, [0.5, 1.0, 0.1, 1.0])
     # The optimizer's state is restored too, so training continues where it stopped
     assert loaded.policy.optimizer.state_dict()["state"].keys() == model.policy.optimizer.state_dict()["state"].keys()
@@ -295,6 +292,7 @@ class CountingEnv(gym.Wrapper):
         (dict(binning="state"), "state binning needs a discrete observation space"),
         (dict(min_bin_count=0), "min_bin_count must be an integer >= 1"),
         (dict(truncated_returns="drop"), "truncated_returns must be one of"),
+        (dict(advantage_scale="std"), "advantage_scale must be one of"),
         (dict(batch_size=1), "batch_size must be greater than 1"),
         (dict(n_steps=1, batch_size=2), "n_steps \\* n_envs must be greater than 1"),
         (dict(rollout_buffer_kwargs=dict(binning="time")), "Pass binning to GPG directly"),

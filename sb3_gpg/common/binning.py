@@ -20,7 +20,8 @@ COARSER_BINNING = {
     "state": "universal",
     "rollout_step": "universal",
 }
-TRUNCATED_RETURNS = ("keep", "mask")
+TRUNCATED_RETURNS = ("keep", "mask", "bootstrap")
+ADVANTAGE_SCALES = ("none", "bin_std")
 
 # f(obs, t) -> keys: obs and t batched as in the rollout buffer, shape (n_steps, n_envs, ...); one integer key per sample
 BinningFn = Callable[[Any, np.ndarray], np.ndarray]
@@ -70,6 +71,7 @@ def check_group_arguments(
     min_bin_count: int,
     truncated_returns: str,
     obs_dim: int | None = None,
+    advantage_scale: str = "none",
 ) -> np.ndarray:
     """
     Check GPG's own arguments (see ``GroupRolloutBuffer`` for their meaning).
@@ -82,6 +84,8 @@ def check_group_arguments(
         raise ValueError(f"min_bin_count must be an integer >= 1, got {min_bin_count!r}.")
     if truncated_returns not in TRUNCATED_RETURNS:
         raise ValueError(f"truncated_returns must be one of {TRUNCATED_RETURNS}, got {truncated_returns!r}.")
+    if advantage_scale not in ADVANTAGE_SCALES:
+        raise ValueError(f"advantage_scale must be one of {ADVANTAGE_SCALES}, got {advantage_scale!r}.")
     return check_bin_size(bin_size, obs_dim)
 
 

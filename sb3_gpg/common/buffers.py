@@ -1,4 +1,5 @@
 from collections.abc import Callable, Generator, Sequence
+from typing import Any
 
 import numpy as np
 import torch as th
@@ -9,7 +10,7 @@ from stable_baselines3.common.type_aliases import DictRolloutBufferSamples, Roll
 from stable_baselines3.common.vec_env import VecNormalize
 
 from sb3_gpg.common.binning import Binning, bin_keys, binning_levels, check_group_arguments
-from sb3_gpg.common.group_baseline import group_baselines
+from sb3_gpg.common.group_baseline import group_baselines, group_bootstrap
 
 OBSERVATION_BINNINGS = ("spatial", "spatial_time", "state")
 
@@ -35,6 +36,15 @@ def _flat_obs_dim(space: spaces.Space) -> int:
     if isinstance(space, spaces.Dict):
         return sum(_flat_obs_dim(subspace) for subspace in space.spaces.values())
     return int(np.prod(get_obs_shape(space)))  # type: ignore[arg-type]
+
+
+def _map_arrays(observations: Any, function: Callable[[np.ndarray], Any]) -> Any:
+    """
+    :return: ``function`` of the observations' array, or a dict of it per key for Dict observations
+    """
+    if isinstance(observations, dict):
+        return {key: function(array) for key, array in observations.items()}
+    return function(observations)
 
 
 def _map_tensors(samples: RolloutBufferSamples | DictRolloutBufferSamples, function: Callable[[th.Tensor], th.Tensor]):
@@ -76,7 +86,13 @@ class GroupRolloutBuffer(RolloutBuffer):
         baseline from the next coarser binning (spatial_time -> time -> universal; others -> universal); where even
         universal holds too few, the advantage is 0
     :param truncated_returns: ``"keep"`` uses returns cut by the rollout's end as they are (as in the paper);
-        ``"mask"`` leaves those samples out of the bins and out of the loss
+        ``"mask"`` leaves those samples out of the bins and out of the loss; ``"bootstrap"`` completes them with the
+        group's estimate of what follows: ``gamma**k`` times the mean first-visit return, among the rollout's complete
+        (not cut) returns, of the bin of the env's next state (with ``min_bin_count`` and the fallbacks; 0 where no
+        level has enough), k steps after the sample
+    :param advantage_scale: ``"none"``, or ``"bin_std"``: every advantage is divided by the standard deviation of
+        the first-visit returns of the bin its baseline came from (the next coarser bin's where that one holds fewer
+        than two returns or no spread; 1 where none has)
     """
 
     def __init__(
@@ -93,9 +109,10 @@ class GroupRolloutBuffer(RolloutBuffer):
         leave_one_out: bool = False,
         min_bin_count: int = 1,
         truncated_returns: str = "keep",
+        advantage_scale: str = "none",
     ):
         self.bin_size = check_group_arguments(
-            binning, bin_size, min_bin_count, truncated_returns, obs_dim=_flat_obs_dim(observation_space)
+            binning, bin_size, min_bin_count, truncated_returns, _flat_obs_dim(observation_space), advantage_scale
         )
         if binning in OBSERVATION_BINNINGS:
             self._check_observation_binning(binning, observation_space)
@@ -103,6 +120,7 @@ class GroupRolloutBuffer(RolloutBuffer):
         self.leave_one_out = leave_one_out
         self.min_bin_count = int(min_bin_count)
         self.truncated_returns = truncated_returns
+        self.advantage_scale = advantage_scale
         # Episode time of the next sample of each env; carried across rollouts, so not cleared by reset()
         self._next_episode_times = np.zeros(n_envs, dtype=np.int64)
         self._episode_times_computed = False
@@ -163,12 +181,14 @@ class GroupRolloutBuffer(RolloutBuffer):
             "VecCheckNan(env, raise_exception=True) to find the step that produces it."
         )
 
-    def compute_returns_and_advantage(self, last_values: th.Tensor, dones: np.ndarray) -> None:
+    def compute_returns_and_advantage(self, last_values: th.Tensor, dones: np.ndarray, last_obs: Any = None) -> None:
         """
         Monte-Carlo returns, group baselines and advantages of the rollout.
 
-        :param last_values: Ignored: GPG never bootstraps (accepted for ``RolloutBuffer``'s interface)
+        :param last_values: Ignored: GPG has no critic (accepted for ``RolloutBuffer``'s interface)
         :param dones: whether each env's last step ended its episode
+        :param last_obs: the observation after the rollout, as the VecEnv gave it; needed by
+            ``truncated_returns="bootstrap"`` with a binning that reads observations
         """
         self._compute_episode_times(self.buffer_size)
         cut_by_rollout_end = self._compute_returns(np.asarray(dones, dtype=bool).reshape(self.n_envs))
@@ -177,21 +197,32 @@ class GroupRolloutBuffer(RolloutBuffer):
         def env_major(array: np.ndarray) -> np.ndarray:
             return array.swapaxes(0, 1).reshape(-1)
 
-        # Samples in the group: all, or under "mask" those whose returns the rollout's end did not cut
-        in_group = ~env_major(cut_by_rollout_end) if self.truncated_returns == "mask" else slice(None)
         starts = self.episode_starts.astype(bool)
         starts[0] = True  # a trajectory also starts at the rollout's first row
         trajectory_ids = np.cumsum(env_major(starts)) - 1
+        bootstrap_stats = {}
+        if self.truncated_returns == "bootstrap":
+            bootstrap_stats = self._bootstrap_cut_returns(cut_by_rollout_end, trajectory_ids, env_major, last_obs)
+        # Samples in the group: all, or under "mask" those whose returns the rollout's end did not cut
+        in_group = ~env_major(cut_by_rollout_end) if self.truncated_returns == "mask" else slice(None)
         returns = env_major(self.returns)
         level_keys = (env_major(self._bin_keys(level))[in_group] for level in binning_levels(self.binning))
-        baselines, stats = group_baselines(
-            level_keys, trajectory_ids[in_group], returns[in_group], self.leave_one_out, self.min_bin_count
+        baselines, scales, stats = group_baselines(
+            level_keys,
+            trajectory_ids[in_group],
+            returns[in_group],
+            self.leave_one_out,
+            self.min_bin_count,
+            scale_by_bin_std=self.advantage_scale == "bin_std",
         )
 
-        flat_baselines = returns.astype(np.float64)  # samples outside the group get advantage 0
+        returns = returns.astype(np.float64)
+        flat_baselines = returns.copy()  # samples outside the group get advantage 0
         flat_baselines[in_group] = baselines
+        flat_advantages = returns - flat_baselines
+        flat_advantages[in_group] /= scales
         self.values[:] = flat_baselines.reshape(self.n_envs, self.buffer_size).T
-        self.advantages[:] = self.returns - self.values
+        self.advantages[:] = flat_advantages.reshape(self.n_envs, self.buffer_size).T
         self.loss_mask = None if isinstance(in_group, slice) or in_group.all() else in_group
         # Trajectory ids grow along the env-major order, so each new id is a new trajectory
         n_trajectories = np.count_nonzero(np.diff(trajectory_ids[in_group])) + 1 if len(baselines) else 0
@@ -199,6 +230,50 @@ class GroupRolloutBuffer(RolloutBuffer):
             **stats,
             "n_trajectories": float(n_trajectories),
             "truncated_share": float(cut_by_rollout_end.mean()),
+            **bootstrap_stats,
+        }
+
+    def _bootstrap_cut_returns(
+        self, cut: np.ndarray, trajectory_ids: np.ndarray, env_major: Callable[[np.ndarray], np.ndarray], last_obs: Any
+    ) -> dict[str, float]:
+        """
+        Complete the returns cut by the rollout's end: add ``gamma**k`` times the group's value of the env's next state
+        (``group_bootstrap`` over the complete returns), k steps after each sample.
+
+        :param cut: which samples' returns the rollout's end cut, shape (n_steps, n_envs)
+        :return: diagnostics: ``bootstrapped_share`` (samples whose return was completed) and ``bootstrap_mean``
+            (mean value added at the cut, over the envs that got one)
+        """
+        cut_envs = cut[-1]  # an env's cut trajectory is its last one
+        if not cut_envs.any():
+            return {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0}
+        if last_obs is None and (callable(self.binning) or self.binning in OBSERVATION_BINNINGS):
+            raise ValueError(
+                f"truncated_returns='bootstrap' with {self.binning} binning bins the observation after the rollout: "
+                "pass it as compute_returns_and_advantage(..., last_obs=...)."
+            )
+        complete = ~env_major(cut)
+        next_obs = None if last_obs is None else self._as_buffer_rows(last_obs)
+        # _compute_episode_times has moved on to the episode time of the step after the rollout
+        next_times = self._next_episode_times
+
+        def level_keys():
+            for level in binning_levels(self.binning):
+                keys = self._bin_keys(level, next_obs, next_times)
+                yield env_major(keys[:-1])[complete], keys[-1][cut_envs]
+
+        values, found = group_bootstrap(
+            level_keys(), trajectory_ids[complete], env_major(self.returns)[complete], self.min_bin_count
+        )
+        at_cut = np.zeros(self.n_envs)
+        at_cut[cut_envs] = values
+        completed_envs = np.zeros(self.n_envs, dtype=bool)
+        completed_envs[np.flatnonzero(cut_envs)[found]] = True
+        steps_to_cut = self.buffer_size - np.arange(self.buffer_size)[:, None]
+        self.returns += np.where(cut, self.gamma**steps_to_cut * at_cut, 0.0)
+        return {
+            "bootstrapped_share": float(np.mean(cut & completed_envs)),
+            "bootstrap_mean": float(values[found].mean()) if found.any() else 0.0,
         }
 
     def _compute_episode_times(self, n_rows: int) -> None:
@@ -232,33 +307,63 @@ class GroupRolloutBuffer(RolloutBuffer):
         # Cut: no episode ends at this step or any later one of the rollout
         return ~np.logical_or.accumulate(ends[::-1], axis=0)[::-1]
 
-    def _bin_keys(self, binning: Binning) -> np.ndarray:
+    def _bin_keys(self, binning: Binning, next_obs: Any = None, next_times: np.ndarray | None = None) -> np.ndarray:
         """
-        :return: the bin key of every sample, shape (n_steps, n_envs)
+        :param next_obs: the observations after the rollout (one row, as the buffer stores them), if any
+        :param next_times: their episode times; given, the keys of the states after the rollout follow as one more
+            row, computed with the rollout's (spatial and state keys are only comparable within one computation)
+        :return: the bin key of every sample, shape (n_steps, n_envs), or (n_steps + 1, n_envs) with ``next_times``
         """
-        shape = (self.buffer_size, self.n_envs)
+        with_next = next_times is not None
         if callable(binning):
-            keys = np.asarray(binning(self.observations, self.episode_times))
-            if keys.shape != shape or not np.issubdtype(keys.dtype, np.integer):
-                raise ValueError(
-                    f"The binning function {getattr(binning, '__name__', binning)} returned keys of shape {keys.shape} "
-                    f"and dtype {keys.dtype}; it must return one integer key per sample, shape (n_steps, n_envs) = "
-                    f"{shape}. It receives obs of shape {self._obs_shapes()} and t of shape {shape}."
-                )
-            return keys.astype(np.int64, copy=False)
-        flat_obs = self._flat_observations() if binning in OBSERVATION_BINNINGS else None
-        rollout_step = np.broadcast_to(np.arange(self.buffer_size)[:, None], shape)
-        keys = bin_keys(binning, flat_obs, self.episode_times.reshape(-1), rollout_step.reshape(-1), self.bin_size)
-        return keys.reshape(shape)
+            keys = self._call_binning(binning, self.observations, self.episode_times)
+            if with_next:
+                next_rows = _map_arrays(next_obs, lambda rows: rows[None])
+                keys = np.concatenate([keys, self._call_binning(binning, next_rows, next_times[None])])
+            return keys
+        n_rows = self.buffer_size + with_next
+        flat_obs = None
+        if binning in OBSERVATION_BINNINGS:
+            flat_obs = self._flat_observations()
+            if with_next:
+                flat_obs = np.concatenate([flat_obs, self._flat_observations(next_obs, self.n_envs)])
+        times = self.episode_times if not with_next else np.concatenate([self.episode_times, next_times[None]])
+        rollout_step = np.broadcast_to(np.arange(n_rows)[:, None], (n_rows, self.n_envs))
+        keys = bin_keys(binning, flat_obs, times.reshape(-1), rollout_step.reshape(-1), self.bin_size)
+        return keys.reshape(n_rows, self.n_envs)
 
-    def _obs_shapes(self) -> tuple[int, ...] | dict[str, tuple[int, ...]]:
-        return self.observations.shape
+    def _call_binning(self, binning: Callable, observations: Any, times: np.ndarray) -> np.ndarray:
+        keys = np.asarray(binning(observations, times))
+        if keys.shape != times.shape or not np.issubdtype(keys.dtype, np.integer):
+            raise ValueError(
+                f"The binning function {getattr(binning, '__name__', binning)} returned keys of shape {keys.shape} "
+                f"and dtype {keys.dtype}; it must return one integer key per sample, shape (n_steps, n_envs) = "
+                f"{times.shape}. It receives obs of shape {_map_arrays(observations, np.shape)} and t of shape "
+                f"{times.shape}."
+            )
+        return keys.astype(np.int64, copy=False)
 
-    def _flat_observations(self) -> np.ndarray:
+    def _as_buffer_rows(self, obs: Any) -> Any:
         """
-        :return: observations, one row per sample (step-major), shape (n_steps * n_envs, obs_dim)
+        :return: one step's observations of every env as ``add`` stores them (its dtype, and Discrete ones reshaped)
         """
-        return self.observations.reshape(self.buffer_size * self.n_envs, -1)
+        if isinstance(self.observations, dict):
+            return {
+                key: np.asarray(obs[key], dtype=array.dtype).reshape((self.n_envs, *self.obs_shape[key]))
+                for key, array in self.observations.items()
+            }
+        return np.asarray(obs, dtype=self.observations.dtype).reshape((self.n_envs, *self.obs_shape))
+
+    def _flat_observations(self, observations: Any = None, n_samples: int | None = None) -> np.ndarray:
+        """
+        :param observations: observations with ``n_samples`` leading rows (by default the rollout's)
+        :return: observations, one row per sample (step-major), shape (n_samples, obs_dim)
+        """
+        if observations is None:
+            observations, n_samples = self.observations, self.buffer_size * self.n_envs
+        if isinstance(observations, dict):
+            return np.concatenate([obs.reshape(n_samples, -1) for obs in observations.values()], axis=1, dtype=np.float64)
+        return observations.reshape(n_samples, -1)
 
     def to_torch(self, array: np.ndarray, copy: bool = True) -> th.Tensor:
         """
@@ -312,13 +417,7 @@ class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):
     :param leave_one_out: see ``GroupRolloutBuffer``
     :param min_bin_count: see ``GroupRolloutBuffer``
     :param truncated_returns: see ``GroupRolloutBuffer``
+    :param advantage_scale: see ``GroupRolloutBuffer``
     """
 
     observations: dict[str, np.ndarray]  # type: ignore[assignment]
-
-    def _obs_shapes(self) -> dict[str, tuple[int, ...]]:  # type: ignore[override]
-        return {key: obs.shape for key, obs in self.observations.items()}
-
-    def _flat_observations(self) -> np.ndarray:
-        n_samples = self.buffer_size * self.n_envs
-        return np.concatenate([obs.reshape(n_samples, -1) for obs in self.observations.values()], axis=1, dtype=np.float64)

@@ -17,21 +17,27 @@ class FirstVisitBins(NamedTuple):
     :param counts: number of trajectories that visit each bin, shape (n_bins,)
     :param sums: sum of those trajectories' first-visit returns, per bin
     :param own_returns: for every sample, its own trajectory's first-visit return in its bin
+    :param first_bins: bin of every first visit
+    :param first_returns: return of every first visit
     """
 
     bins: np.ndarray
     counts: np.ndarray
     sums: np.ndarray
     own_returns: np.ndarray
+    first_bins: np.ndarray
+    first_returns: np.ndarray
 
 
 class GroupBaselines(NamedTuple):
     """
     :param baselines: baseline of every sample, shape (n_samples,), float64
+    :param scales: what every sample's advantage is divided by (ones unless scaled by the bin's spread)
     :param stats: diagnostics of the group, see ``group_baselines``
     """
 
     baselines: np.ndarray
+    scales: np.ndarray
     stats: dict[str, float]
 
 
@@ -61,7 +67,7 @@ def first_visit_bins(keys: np.ndarray, trajectory_ids: np.ndarray, returns: np.n
     own_returns[order] = first_returns[np.cumsum(first_visit) - 1]
     counts = np.bincount(first_bins, minlength=n_bins)
     sums = np.bincount(first_bins, weights=first_returns, minlength=n_bins)
-    return FirstVisitBins(bins, counts, sums, own_returns)
+    return FirstVisitBins(bins, counts, sums, own_returns, first_bins, first_returns)
 
 
 def _stable_sort(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -87,9 +93,10 @@ def group_baselines(
     returns: np.ndarray,
     leave_one_out: bool = False,
     min_bin_count: int = 1,
+    scale_by_bin_std: bool = False,
 ) -> GroupBaselines:
     """
-    Baseline of every sample: the mean first-visit return of its bin.
+    Baseline of every sample: the mean first-visit return of its bin; optionally the spread of that bin too.
 
     :param level_keys: bin keys of every sample, one array per binning level, finest first
         (the configured binning, then its coarser fallbacks); read lazily, so a generator computes a coarser level's
@@ -100,19 +107,28 @@ def group_baselines(
     :param min_bin_count: a bin holding fewer returns (other trajectories' only, under ``leave_one_out``)
         gives its samples the baseline of the next level; where no level has enough, the baseline is the
         sample's own return, so its advantage is 0
-    :return: the baselines and the group's diagnostics: ``n_bins`` (bins of the finest level), ``returns_per_bin``
-        (mean first-visit returns per bin), ``own_trajectory_only_share`` (share of samples whose bin held only their
-        own trajectory), ``fallback_share`` (share of samples whose baseline came from a coarser
-        level or none) and ``no_baseline_share`` (share of samples left with advantage 0)
+    :param scale_by_bin_std: also give every sample the standard deviation of the first-visit returns (all of them,
+        its own included) of the bin its baseline came from; where that bin holds fewer than two returns or they are
+        all equal, the next level's; where no level has a spread, 1
+    :return: the baselines, the scales (ones unless ``scale_by_bin_std``) and the group's diagnostics: ``n_bins``
+        (bins of the finest level), ``returns_per_bin`` (mean first-visit returns per bin), ``own_trajectory_only_share``
+        (share of samples whose bin held only their own trajectory), ``fallback_share`` (share of samples whose
+        baseline came from a coarser level or none), ``no_baseline_share`` (share of samples left with advantage 0);
+        with ``scale_by_bin_std``, ``scale_mean`` (mean scale) and ``scale_fallback_share`` (share of samples whose
+        scale came from a coarser level than their baseline, or is 1)
     """
     returns = returns.astype(np.float64, copy=False)
     n_samples = len(returns)
     baselines = returns.copy()
+    scales = np.ones(n_samples, dtype=np.float64)
     if n_samples == 0:
         stats = dict.fromkeys(("n_bins", "returns_per_bin", "own_trajectory_only_share"), 0.0)
-        return GroupBaselines(baselines, {**stats, "fallback_share": 0.0, "no_baseline_share": 0.0})
+        return GroupBaselines(baselines, scales, {**stats, "fallback_share": 0.0, "no_baseline_share": 0.0})
 
     unresolved = np.ones(n_samples, dtype=bool)
+    # Samples with a baseline whose scale is still to find (at the baseline's level or a coarser one)
+    unscaled = np.zeros(n_samples, dtype=bool)
+    scale_fell_back = np.zeros(n_samples, dtype=bool)
     stats: dict[str, float] = {}
     for level, keys in enumerate(level_keys):
         visits = first_visit_bins(keys, trajectory_ids, returns)
@@ -124,6 +140,13 @@ def group_baselines(
         resolved_here = unresolved & (count >= min_bin_count)
         baselines[resolved_here] = total[resolved_here] / count[resolved_here]
         unresolved &= ~resolved_here
+        if scale_by_bin_std:
+            scale_fell_back |= unscaled
+            unscaled |= resolved_here
+            spread = bin_std(visits)[visits.bins]
+            scaled_here = unscaled & (visits.counts[visits.bins] >= 2) & (spread > 0)
+            scales[scaled_here] = spread[scaled_here]
+            unscaled &= ~scaled_here
         if level == 0:
             stats = {
                 "n_bins": float(len(visits.counts)),
@@ -131,7 +154,56 @@ def group_baselines(
                 "own_trajectory_only_share": float(np.mean(visits.counts[visits.bins] == 1)),
                 "fallback_share": float(unresolved.mean()),
             }
-        if not unresolved.any():
+        if not (unresolved.any() or unscaled.any()):
             break
     stats["no_baseline_share"] = float(unresolved.mean())
-    return GroupBaselines(baselines, stats)
+    if scale_by_bin_std:
+        stats["scale_mean"] = float(scales.mean())
+        stats["scale_fallback_share"] = float(np.mean(scale_fell_back | unscaled | unresolved))
+    return GroupBaselines(baselines, scales, stats)
+
+
+def bin_std(visits: FirstVisitBins) -> np.ndarray:
+    """
+    :return: standard deviation (ddof 0) of each bin's first-visit returns, shape (n_bins,)
+    """
+    means = visits.sums / visits.counts
+    squares = np.bincount(visits.first_bins, weights=(visits.first_returns - means[visits.first_bins]) ** 2)
+    return np.sqrt(squares / visits.counts)
+
+
+def group_bootstrap(
+    level_keys: Iterable[tuple[np.ndarray, np.ndarray]],
+    trajectory_ids: np.ndarray,
+    returns: np.ndarray,
+    min_bin_count: int = 1,
+) -> tuple[np.ndarray, np.ndarray]:
+    """
+    The group's estimate of the return from given states on: for every query, the mean first-visit return of the
+    bin the query falls into, among the given samples (those whose returns are complete).
+
+    :param level_keys: per binning level, finest first, the bin keys of the samples and those of the queries
+        (keys of one level must be comparable: computed together); read lazily, as in ``group_baselines``
+    :param trajectory_ids: trajectory of every sample; each trajectory's samples in time order
+    :param returns: discounted return of every sample
+    :param min_bin_count: a bin holding fewer returns sends the query to the next level
+    :return: the value of every query (0 where no level's bin holds ``min_bin_count`` returns) and whether it has one
+    """
+    values, found = None, None
+    for keys, query_keys in level_keys:
+        if values is None:
+            values, found = np.zeros(len(query_keys)), np.zeros(len(query_keys), dtype=bool)
+        if len(keys) == 0:
+            break
+        visits = first_visit_bins(keys, trajectory_ids, returns)
+        bin_keys = np.empty(len(visits.counts), dtype=np.int64)
+        bin_keys[visits.bins] = keys  # bins are numbered in the order of their keys
+        index = np.minimum(np.searchsorted(bin_keys, query_keys), len(bin_keys) - 1)
+        count = np.where(bin_keys[index] == query_keys, visits.counts[index], 0)
+        resolved_here = ~found & (count >= min_bin_count)
+        values[resolved_here] = visits.sums[index[resolved_here]] / count[resolved_here]
+        found |= resolved_here
+        if found.all():
+            break
+    assert values is not None and found is not None, "level_keys gave no level"
+    return values, found

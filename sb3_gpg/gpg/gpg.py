@@ -19,7 +19,7 @@ from sb3_gpg.gpg.policies import ActorOnlyPolicy, CnnPolicy, MlpPolicy, MultiInp
 
 SelfGPG = TypeVar("SelfGPG", bound="GPG")
 
-GROUP_ARGUMENTS = ("binning", "bin_size", "leave_one_out", "min_bin_count", "truncated_returns")
+GROUP_ARGUMENTS = ("binning", "bin_size", "leave_one_out", "min_bin_count", "truncated_returns", "advantage_scale")
 
 
 def _drop_critic_policy_kwargs(policy_kwargs: dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
@@ -91,8 +91,11 @@ class GPG(OnPolicyAlgorithm):
     :param leave_one_out: leave the sample's own trajectory out of its baseline
     :param min_bin_count: a bin holding fewer returns (other trajectories' only, under ``leave_one_out``) takes its
         baseline from the next coarser binning; where even universal holds too few, the advantage is 0
-    :param truncated_returns: ``"keep"`` (returns cut by the rollout's end are used as they are, as in the paper)
-        or ``"mask"`` (such samples are left out of the bins and out of the loss)
+    :param truncated_returns: ``"keep"`` (returns cut by the rollout's end are used as they are, as in the paper),
+        ``"mask"`` (such samples are left out of the bins and out of the loss) or ``"bootstrap"`` (completed with the
+        group's mean complete return from the bin of the env's next state; see ``GroupRolloutBuffer``)
+    :param advantage_scale: ``"none"``, or ``"bin_std"``: each advantage divided by the spread (std) of the
+        first-visit returns in its bin, before the per-minibatch normalisation of ``normalize_advantage``
     :param _init_setup_model: Whether or not to build the network at the creation of the instance
     """
 
@@ -136,10 +139,11 @@ class GPG(OnPolicyAlgorithm):
         leave_one_out: bool = False,
         min_bin_count: int = 1,
         truncated_returns: str = "keep",
+        advantage_scale: str = "none",
         _init_setup_model: bool = True,
     ):
         # Check GPG's own arguments before anything is built or stepped
-        check_group_arguments(binning, bin_size, min_bin_count, truncated_returns)
+        check_group_arguments(binning, bin_size, min_bin_count, truncated_returns, advantage_scale=advantage_scale)
         clashing = sorted(set(rollout_buffer_kwargs or {}) & set(GROUP_ARGUMENTS))
         if clashing:
             raise ValueError(f"Pass {', '.join(clashing)} to GPG directly, not in rollout_buffer_kwargs.")
@@ -217,6 +221,7 @@ class GPG(OnPolicyAlgorithm):
         self.leave_one_out = leave_one_out
         self.min_bin_count = min_bin_count
         self.truncated_returns = truncated_returns
+        self.advantage_scale = advantage_scale
 
         if _init_setup_model:
             self._setup_model()
@@ -317,7 +322,7 @@ class GPG(OnPolicyAlgorithm):
             self._last_obs = new_obs  # type: ignore[assignment]
             self._last_episode_starts = dones
 
-        rollout_buffer.compute_returns_and_advantage(last_values=no_values, dones=dones)
+        rollout_buffer.compute_returns_and_advantage(last_values=no_values, dones=dones, last_obs=self._last_obs)
         for key, value in rollout_buffer.group_stats.items():  # type: ignore[attr-defined]
             self.logger.record(f"gpg/{key}", value)
 
