@@ -76,7 +76,14 @@ DEFAULT_ALTERNATIVES = {
     "time_mask": dict(binning="time", truncated_returns="mask"),
     "time_leave_one_out": VARIANTS["time_leave_one_out"],
 }
-GPG_VARIANTS = {**VARIANTS, **DEFAULT_ALTERNATIVES}  # every gpg_<name> the runner knows
+# The long-horizon estimator options (scripts/study_long_horizon.py), with time binning
+LONG_HORIZON = {
+    "bootstrap": dict(binning="time", truncated_returns="bootstrap"),
+    "bin_std": dict(binning="time", advantage_scale="bin_std"),
+    "loo_min2": dict(binning="time", leave_one_out=True, min_bin_count=2),
+    "bootstrap_bin_std": dict(binning="time", truncated_returns="bootstrap", advantage_scale="bin_std"),
+}
+GPG_VARIANTS = {**VARIANTS, **DEFAULT_ALTERNATIVES, **LONG_HORIZON}  # every gpg_<name> the runner knows
 
 
 # A resumed run's environments are seeded with seed + RESEED_OFFSET * (iteration of the checkpoint)

@@ -1,0 +1,144 @@
+"""
+GPG's estimator options on long-horizon tasks against PPO: the study that decides GPG's defaults (issue 13).
+
+Every run is a run of ``scripts/benchmark_paper.py`` (its settings per env, separate evaluation seeds, an evaluation
+every 10 of 200 iterations, checkpoints, resume), with GPG's variants as its ``gpg_<variant>`` algorithms. A stage
+is a list of cells (env, env counts, algorithms); ``run`` trains a stage's missing runs, ``report`` writes the
+study's tables and plots from every finished run under --out:
+
+    python scripts/study_long_horizon.py run --stage screen --seeds 0 --jobs 2 --stop-after 150
+    python scripts/study_long_horizon.py report
+
+Other options are handed to benchmark_paper.py (e.g. ``--iterations 2 --n-steps 16`` for a smoke test).
+
+The headline is the mean of the last five evaluations (iterations 160-200) of each run, mean and std (ddof 0) over
+training seeds, beside the final evaluation and the best one; single evaluations of LunarLander swing by +-50.
+"""
+
+import argparse
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmark_paper import plots, read_csv
+
+VARIANTS = ["gpg", "gpg_bootstrap", "gpg_time_mask", "gpg_bin_std", "gpg_loo_min2", "gpg_bootstrap_bin_std"]
+# stage -> cells: (env id, env counts, algorithms)
+STAGES = {
+    "screen": [
+        ("CartPole-v1", (4, 16), [*VARIANTS, "ppo"]),
+        ("Acrobot-v1", (4, 16), [*VARIANTS, "ppo"]),
+        ("LunarLander-v3", (16,), [*VARIANTS, "ppo"]),
+        ("HalfCheetah-v5", (4,), [*VARIANTS, "ppo"]),
+    ],
+}
+LAST = 5  # evaluations in the headline mean
+
+
+def run_stage(args: argparse.Namespace, passed_on: list[str]) -> None:
+    deadline = None if args.stop_after is None else time.time() + 60 * args.stop_after
+    for env_id, env_counts, algos in STAGES[args.stage]:
+        command = [
+            sys.executable,
+            str(Path(__file__).resolve().parent / "benchmark_paper.py"),
+            "--envs", env_id,
+            "--n-envs", *map(str, env_counts),
+            "--seeds", *map(str, args.seeds),
+            "--algos", *algos,
+            "--vec-env", args.vec_env,
+            "--jobs", str(args.jobs),
+            "--out", str(args.out / env_id),
+            *passed_on,
+        ]  # fmt: skip
+        if deadline is not None:
+            if time.time() > deadline:
+                print(f"--stop-after: {env_id} not started; the same command goes on with it", flush=True)
+                continue
+            command += ["--stop-after", f"{(deadline - time.time()) / 60:.2f}"]
+        print(" ".join(command[1:]), flush=True)
+        subprocess.run(command, check=True)
+
+
+def summarise(out: Path) -> dict[tuple[str, int, str], dict[str, list[float]]]:
+    """(env, n_envs, algo) -> per training seed: last-five mean, final and best evaluation, training wall time."""
+    cells: dict[tuple[str, int, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for path in sorted(out.glob("*/runs/*.csv")):
+        if path.name.endswith(".partial.csv"):
+            continue
+        rows = sorted(read_csv(path), key=lambda row: row["iteration"])
+        values = [row["eval_mean"] for row in rows]
+        cell = cells[(rows[0]["env"], rows[0]["n_envs"], rows[0]["algo"])]
+        cell["last"].append(float(np.mean(values[-LAST:])))
+        cell["final"].append(values[-1])
+        cell["best"].append(max(values))
+        cell["minutes"].append(rows[-1]["wall_time"] / 60)
+        cell["seeds"].append(rows[0]["seed"])
+    return cells
+
+
+def report(out: Path) -> str:
+    cells = summarise(out)
+    lines = [
+        "# Long-horizon study: GPG's estimator options against PPO",
+        "",
+        f"Mean of the last {LAST} evaluations of each run (headline), final and best evaluation: mean +- std over "
+        "training seeds; *vs PPO*: the headline minus PPO's at the same env count; minutes: training wall time per run.",
+        "",
+    ]
+    for env_id in sorted({key[0] for key in cells}):
+        lines += [
+            f"## {env_id}",
+            "",
+            "| envs | algo | seeds | last 5 | vs PPO | final | best | minutes |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for n_envs in sorted({key[1] for key in cells if key[0] == env_id}):
+            ppo = cells.get((env_id, n_envs, "ppo"))
+            ppo_last = np.mean(ppo["last"]) if ppo else None
+            algos = sorted((key[2] for key in cells if key[:2] == (env_id, n_envs)), key=lambda a: (a == "ppo", a != "gpg", a))
+            for algo in algos:
+                cell = cells[(env_id, n_envs, algo)]
+                versus = f"{np.mean(cell['last']) - ppo_last:+.1f}" if ppo_last is not None and algo != "ppo" else ""
+                lines.append(
+                    f"| {n_envs} | {algo} | {','.join(map(str, cell['seeds']))} | {_cell(cell['last'])} | {versus} | "
+                    f"{_cell(cell['final'])} | {_cell(cell['best'])} | {np.mean(cell['minutes']):.1f} |"
+                )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _cell(values: list[float]) -> str:
+    return f"{np.mean(values):.1f} +- {np.std(values):.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["run", "report"])
+    parser.add_argument("--stage", choices=list(STAGES), default="screen")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--stop-after", type=float, metavar="MINUTES", help="stop every run at its next checkpoint after this long"
+    )
+    parser.add_argument("--vec-env", default="envpool", choices=["dummy", "envpool"])
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/long_horizon"))
+    args, passed_on = parser.parse_known_args()
+    if args.command == "run":
+        run_stage(args, passed_on)
+    text = report(args.out)
+    (args.out / "results.md").write_text(text)
+    for env_dir in sorted(path for path in args.out.iterdir() if (path / "runs").is_dir()):
+        rows = [row for path in sorted((env_dir / "runs").glob("*.csv")) if not path.name.endswith(".partial.csv")
+                for row in read_csv(path)]  # fmt: skip
+        if rows:
+            plots(rows, env_dir)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
