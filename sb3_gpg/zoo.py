@@ -366,6 +366,8 @@ def plots(argv: list[str]) -> None:
     png_parser = argparse.ArgumentParser(add_help=False)
     png_parser.add_argument("--png", default=None)
     png_args, script_argv = png_parser.parse_known_args(argv[1:])
+    if argv[0] == "train":
+        script_argv = _window_that_fits(script_argv)
     if png_args.png is None:
         _run_with_argv(f"sb3_gpg.plots {argv[0]}", script_argv, scripts[argv[0]])
         return
@@ -388,6 +390,49 @@ def plots(argv: list[str]) -> None:
     with mock.patch.object(plt, "show", save_figures):
         _run_with_argv(f"sb3_gpg.plots {argv[0]}", script_argv, scripts[argv[0]])
     print("Saved " + ", ".join(saved) if saved else "No figure to save")
+
+
+def _window_that_fits(argv: list[str]) -> list[str]:
+    """
+    ``plot_train`` draws a run only if it has at least ``-w`` episodes (100 by default), else silently nothing: with
+    the default window, smooth over the shortest run's episodes instead and say so; with an explicit ``-w`` that is
+    too long, a one-line error naming ``-w``.
+
+    :return: ``argv``, with ``-w`` added where the default window is too long
+    """
+    from stable_baselines3.common.monitor import LoadMonitorResultsError, load_results
+
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("-a", "--algo")
+    parser.add_argument("-e", "--env", nargs="+", default=[])
+    parser.add_argument("-f", "--exp-folder")
+    parser.add_argument("-w", "--episode-window", type=int)
+    args, _ = parser.parse_known_args(argv)
+    log_path = Path(args.exp_folder or ".") / (args.algo or "")
+    if not (args.algo and args.exp_folder and log_path.is_dir()):
+        return argv  # plot_train reports missing arguments itself
+    episodes = {}
+    for folder in sorted(path for path in log_path.iterdir() if path.is_dir() and any(env in path.name for env in args.env)):
+        try:
+            episodes[folder.name] = len(load_results(str(folder)))
+        except LoadMonitorResultsError:
+            continue
+    if not episodes:
+        raise ZooError(f"no run of {args.algo} on {' '.join(args.env)} with a monitor.csv under {log_path}")
+    shortest, fewest = min(episodes.items(), key=lambda item: item[1])
+    window = args.episode_window or 100
+    if fewest >= window:
+        return argv
+    if args.episode_window is not None:
+        raise ZooError(
+            f"-w {window} is longer than run {shortest} ({fewest} episodes), which would not be drawn: "
+            f"give -w {fewest} or less"
+        )
+    print(
+        f"plots train: run {shortest} has {fewest} episodes, fewer than rl_zoo3's window of 100: "
+        f"smoothing over {fewest} (-w sets it)"
+    )
+    return [*argv, "-w", str(fewest)]
 
 
 COMMANDS: dict[str, Callable[[list[str]], None]] = {
@@ -418,8 +463,11 @@ def main(argv: list[str] | None = None) -> None:
     The ``sb3-gpg`` console script: ``sb3-gpg {train,enjoy,record_video,record_training,plots} ...``.
     """
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] not in COMMANDS:
-        sys.exit(
-            f"usage: sb3-gpg {{{','.join(COMMANDS)}}} [rl_zoo3 arguments]; e.g. sb3-gpg train --algo gpg --env CartPole-v1"
-        )
+    usage = f"usage: sb3-gpg {{{','.join(COMMANDS)}}} [rl_zoo3 arguments]; e.g. sb3-gpg train --algo gpg --env CartPole-v1"
+    if not argv:
+        sys.exit(usage)
+    if argv[0] not in COMMANDS:
+        close = difflib.get_close_matches(argv[0], COMMANDS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        sys.exit(f"sb3-gpg: error: {argv[0]!r} is not a command{hint}; choose from {', '.join(COMMANDS)}\n{usage}")
     run(argv[0], argv[1:])

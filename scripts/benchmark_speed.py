@@ -4,17 +4,20 @@ Speed and memory of GPG against PPO on the same work, and against the environmen
 For each configuration (env, n_envs, binning, VecEnv) both algorithms run the same rollout size (n_steps per env),
 minibatch size (a quarter of the rollout), epochs and network, on the same VecEnv: DummyVecEnv (``dummy``),
 SubprocVecEnv (``subproc``, one process per env) or EnvPool's C++ envs (``envpool``, one C++ thread, so one core as
-DummyVecEnv). Iterations of GPG and PPO alternate, after one warm-up iteration each,
-and each iteration is split into rollout collection, advantage computation and policy update. The floor is the bare
-VecEnv stepping the same number of steps with fixed actions: no learner can collect a rollout faster. Medians over the
-repeats are reported, with GPG/PPO ratios. Memory is measured in a fresh subprocess per algorithm (peak RSS after
-`--peak-iterations` iterations; exact sizes of the learner's state and of the rollout buffer); the advantage
-computation is also timed against the deliberately slow loop-by-loop reference of the tests (tests/reference.py).
+DummyVecEnv; ``envpool2``, ``envpool4``, ...: that many C++ threads). Iterations of GPG and PPO alternate, after one
+warm-up iteration each, and each iteration is split into rollout collection, advantage computation and policy update.
+The floor is the bare VecEnv stepping the same number of steps with fixed actions: no learner can collect a rollout
+faster. Medians over the repeats are reported, with GPG/PPO ratios. Memory is measured in a fresh subprocess per
+algorithm (peak RSS after `--peak-iterations` iterations; exact sizes of the learner's state and of the rollout
+buffer); the advantage computation is also timed against the deliberately slow loop-by-loop reference of the tests
+(tests/reference.py).
 
 Run from the repository root:
 
     python scripts/benchmark_speed.py --output benchmarks/speed.md
     python scripts/benchmark_speed.py --profile LunarLander-v3:128:time:envpool   # where one GPG iteration's time goes
+    python scripts/benchmark_speed.py --configs LunarLander-v3:128:time:dummy LunarLander-v3:128:time:envpool2 \
+        --output benchmarks/speed_envpool_threads.md   # EnvPool on every core of this machine
 """
 
 import argparse
@@ -44,13 +47,18 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPOSITORY))  # for tests.reference
 
 # (env id, n_envs, binning, VecEnv): every backend at 16 envs; DummyVecEnv against EnvPool at 128 and 1,024 envs
-# (SubprocVecEnv starts one process per env, so 128 or 1,024 of them do not fit a 2-core machine); the binnings at 128
+# (SubprocVecEnv starts one process per env, so 128 or 1,024 of them do not fit a 2-core machine), and EnvPool with two
+# C++ threads; the binnings at 128
 BACKENDS = ("dummy", "subproc", "envpool")
 IN_PROCESS = ("dummy", "envpool")
 DEFAULT_CONFIGS = [
+    # The DummyVecEnv grid's small and middle groups (GPG against PPO where the update weighs most)
+    *[(env, n, "time", "dummy") for env, n in (("CartPole-v1", 1), ("CartPole-v1", 64), ("LunarLander-v3", 1))],
     *[(env, 16, "time", vec_env) for env in ("CartPole-v1", "LunarLander-v3", "HalfCheetah-v5") for vec_env in BACKENDS],
     *[(env, n, "time", vec_env) for env in ("CartPole-v1", "LunarLander-v3") for n in (128, 1024) for vec_env in IN_PROCESS],
     *[("HalfCheetah-v5", 128, "time", vec_env) for vec_env in IN_PROCESS],
+    # EnvPool on both cores of this machine, where the env is the largest part of the iteration
+    *[(env, n, "time", "envpool2") for env, n in (("LunarLander-v3", 128), ("CartPole-v1", 1024), ("HalfCheetah-v5", 128))],
     *[("LunarLander-v3", 128, b, "envpool") for b in ("rollout_step", "universal", "spatial", "spatial_time")],
     ("CliffWalking-v1", 128, "state", "envpool"),
 ]  # fmt: skip
@@ -62,8 +70,8 @@ NO_RENDERING = {"render_mode": None}
 
 
 def make_env(env_id: str, n_envs: int, seed: int, vec_env: str) -> VecEnv:
-    if vec_env == "envpool":
-        return make_envpool_env(env_id, n_envs=n_envs, seed=seed, num_threads=1)
+    if vec_env.startswith("envpool"):
+        return make_envpool_env(env_id, n_envs=n_envs, seed=seed, num_threads=int(vec_env.removeprefix("envpool") or 1))
     vec_env_cls = SubprocVecEnv if vec_env == "subproc" else DummyVecEnv
     return make_vec_env(env_id, n_envs=n_envs, seed=seed, env_kwargs=NO_RENDERING, vec_env_cls=vec_env_cls)
 
@@ -223,7 +231,10 @@ def benchmark(env_id: str, n_envs: int, binning: str, vec_env: str, args: argpar
 
 def parse_config(config: str) -> tuple[str, int, str, str]:
     env_id, n_envs, binning, *vec_env = config.split(":")
-    return env_id, int(n_envs), binning, vec_env[0] if vec_env else "dummy"
+    name = vec_env[0] if vec_env else "dummy"
+    if name not in BACKENDS and not (name.startswith("envpool") and name.removeprefix("envpool").isdigit()):
+        raise SystemExit(f"Unknown vec env {name!r} in {config!r}: dummy, subproc, envpool or envpoolN (N C++ threads).")
+    return env_id, int(n_envs), binning, name
 
 
 def profile(config: str, args: argparse.Namespace, top: int = 25) -> str:
@@ -251,7 +262,7 @@ def markdown(results: list[dict], args: argparse.Namespace, wall_time: float) ->
         f"sb3_gpg {sb3_gpg.__version__}. {args.repeats} alternating iterations per algorithm after one warm-up; "
         f"medians. Both use n_epochs={args.n_epochs}, batch_size = a quarter of the rollout, SB3's default 64-64 "
         f"MlpPolicy, the same VecEnv (*vec env*: DummyVecEnv, SubprocVecEnv with one process per env, or EnvPool with "
-        f"one C++ thread). Total wall time {wall_time:.0f} s.",
+        f"one C++ thread; envpoolN: N threads). Total wall time {wall_time:.0f} s.",
         "",
         "Times are seconds per iteration (one rollout of n_steps x n_envs samples plus the update). *floor*: the bare "
         "VecEnv stepping the same number of steps with fixed actions. *vs floor*: GPG's iteration over the floor. "

@@ -258,6 +258,16 @@ def test_group_diagnostics_are_logged():
     assert "train/explained_variance" in last
 
 
+def test_tensorboard_log_writes_event_files_with_the_gpg_keys(tmp_path):
+    pytest.importorskip("tensorboard", reason='pip install "sb3-gpg[tensorboard]"')
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    GPG("MlpPolicy", "CartPole-v1", tensorboard_log=str(tmp_path), seed=0, **SMALL).learn(256, tb_log_name="run")
+    (run_dir,) = tmp_path.iterdir()
+    scalars = EventAccumulator(str(run_dir)).Reload().Tags()["scalars"]
+    assert {"gpg/n_bins", "gpg/truncated_share", "train/policy_gradient_loss", "rollout/ep_rew_mean"} <= set(scalars)
+
+
 def test_masked_samples_stay_out_of_the_loss():
     model = GPG("MlpPolicy", "CartPole-v1", truncated_returns="mask", seed=0, **SMALL)
     model.learn(64)

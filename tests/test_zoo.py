@@ -14,7 +14,7 @@ from rl_zoo3.exp_manager import ExperimentManager
 from stable_baselines3.common.env_util import make_vec_env
 
 from sb3_gpg import GPG
-from sb3_gpg.zoo import GPG_HYPERPARAMS, ZooError, convert_gpg_params, prepare_train, register_gpg, sample_gpg_params
+from sb3_gpg.zoo import GPG_HYPERPARAMS, ZooError, convert_gpg_params, main, prepare_train, register_gpg, sample_gpg_params
 
 QUICK_TRAIN = ["--env", "CartPole-v1", "-n", "2048", "--eval-freq", "1024", "--eval-episodes", "2", "--seed", "0"]
 
@@ -63,6 +63,15 @@ def test_train_then_enjoy_record_and_plot(tmp_path):
         cwd=tmp_path,
     )
     assert (tmp_path / "curve.png").stat().st_size > 10_000
+    # rl_zoo3's default window (100 episodes) is longer than this run: smoothed over its episodes instead, and said so
+    result = cli("sb3_gpg.plots", "train", "--algo", "gpg", "--env", "CartPole-v1", "-f", "logs", "--png", "default.png",
+                 cwd=tmp_path)  # fmt: skip
+    assert "fewer than rl_zoo3's window of 100: smoothing over" in result.stdout
+    assert (tmp_path / "default.png").stat().st_size > 10_000
+    result = cli("sb3_gpg.plots", "train", "--algo", "gpg", "--env", "CartPole-v1", "-f", "logs", "-w", "1000", "--png",
+                 "long.png", cwd=tmp_path, check=False)  # fmt: skip
+    assert result.returncode != 0 and "-w 1000 is longer than run CartPole-v1_1" in result.stderr
+    assert not (tmp_path / "long.png").exists()
 
 
 def test_yaml_env_kwargs_reach_the_evaluation_env(tmp_path):
@@ -102,6 +111,13 @@ def test_train_on_envpool_evaluate_on_gymnasium(tmp_path, algo):
     assert np.load(run_folder / "evaluations.npz")["results"].shape == (2, 2)
     # The training episodes are in the run's monitor.csv, which plots train reads
     assert len((run_folder / "monitor.csv").read_text().splitlines()) > 10
+
+
+@pytest.mark.parametrize("command, hint", [("foo", ""), ("trian", " (did you mean 'train'?)")])
+def test_unknown_command_is_named(command, hint):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command])
+    assert str(exit_info.value).startswith(f"sb3-gpg: error: {command!r} is not a command{hint}; choose from train, enjoy")
 
 
 def test_console_script_trains(tmp_path):
