@@ -216,13 +216,17 @@ class GroupRolloutBuffer(RolloutBuffer):
             scale_by_bin_std=self.advantage_scale == "bin_std",
         )
 
-        returns = returns.astype(np.float64)
-        flat_baselines = returns.copy()  # samples outside the group get advantage 0
+        flat_baselines = returns.astype(np.float64)  # samples outside the group get advantage 0
         flat_baselines[in_group] = baselines
-        flat_advantages = returns - flat_baselines
-        flat_advantages[in_group] /= scales
         self.values[:] = flat_baselines.reshape(self.n_envs, self.buffer_size).T
-        self.advantages[:] = flat_advantages.reshape(self.n_envs, self.buffer_size).T
+        if self.advantage_scale == "none":
+            self.advantages[:] = self.returns - self.values
+        else:
+            # In float64 before the division: the float32 difference of a return and its rounded baseline would be
+            # scaled up with the rest
+            flat_advantages = returns - flat_baselines
+            flat_advantages[in_group] /= scales
+            self.advantages[:] = flat_advantages.reshape(self.n_envs, self.buffer_size).T
         self.loss_mask = None if isinstance(in_group, slice) or in_group.all() else in_group
         # Trajectory ids grow along the env-major order, so each new id is a new trajectory
         n_trajectories = np.count_nonzero(np.diff(trajectory_ids[in_group])) + 1 if len(baselines) else 0
