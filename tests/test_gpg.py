@@ -375,3 +375,70 @@ def test_learns_cartpole_within_a_step_budget():
     eval_env = make_vec_env("CartPole-v1", n_envs=1, seed=1000)
     mean_return, _ = evaluate_policy(model, eval_env, n_eval_episodes=20, deterministic=True)
     assert mean_return >= 195
+
+
+# Swap guards: a group that gives no signal, a file saved by another algorithm
+
+GROUP_KEYS = ("binning", "bin_size", "leave_one_out", "min_bin_count", "truncated_returns", "advantage_scale")
+
+
+def no_signal_warnings(env_id: str, n_envs: int, n_steps: int, rollouts: int = 3, **kwargs) -> list[str]:
+    env = make_vec_env(env_id, n_envs=n_envs, seed=0, env_kwargs={"render_mode": None, **kwargs.pop("env_kwargs", {})})
+    # One minibatch per rollout and epoch: the check reads the rollouts, the update only costs time here
+    model = GPG("MlpPolicy", env, n_steps=n_steps, batch_size=n_steps * n_envs, n_epochs=1, seed=0, **kwargs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.learn(rollouts * n_steps * n_envs)
+    return [str(warning.message) for warning in caught if "GPG's group gives most samples no baseline" in str(warning.message)]
+
+
+def shipped_and_paper_settings():
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    repository = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(repository / "scripts"))
+    from benchmark_paper import shared_hyperparameters
+
+    entries = yaml.safe_load((repository / "sb3_gpg" / "hyperparams" / "gpg.yml").read_text())
+    for env_id, entry in entries.items():
+        if env_id == "default":
+            continue
+        group = {key: entry[key] for key in GROUP_KEYS if key in entry}
+        # RL Zoo's defaults where an entry has none: 1 env, SB3's n_steps
+        yield pytest.param(env_id, entry.get("n_envs", 1), entry.get("n_steps", 2048),
+                           {**group, "env_kwargs": entry.get("env_kwargs", {})}, id=f"gpg.yml-{env_id}")  # fmt: skip
+    # The paper grid's settings at 1 env, the smallest group (more envs only add trajectories to every bin), where GPG
+    # gets a signal; CliffWalking at 1 env does not (a 128-step rollout holds one unfinished random walk: see below)
+    for env_id in ("CartPole-v1", "LunarLander-v3", "HalfCheetah-v5"):
+        n_steps = shared_hyperparameters(env_id, 1, None)[0]["n_steps"]
+        yield pytest.param(env_id, 1, n_steps, {}, id=f"paper-{env_id}-1env")
+    yield pytest.param("CliffWalking-v1", 4, 128, {}, id="paper-CliffWalking-v1-4envs")
+
+
+@pytest.mark.parametrize("env_id, n_envs, n_steps, kwargs", list(shipped_and_paper_settings()))
+def test_no_signal_warning_is_silent_where_the_group_has_one(env_id, n_envs, n_steps, kwargs):
+    # One rollout (a learn() call that short is checked on what it has): the first rollouts are the ones the check
+    # reads, and their shares were all at most 0.14 here except LunarLander's second rollout at 1 env (0.64; mean 0.31)
+    assert no_signal_warnings(env_id, n_envs, n_steps, rollouts=1, **kwargs) == []
+
+
+@pytest.mark.parametrize(
+    "env_id, n_steps",
+    [
+        ("CartPole-v1", 8),  # a PPO entry's tiny rollout: 8 samples, about one trajectory, each its own baseline
+        ("CliffWalking-v1", 128),  # the paper's 1-env setting: a random walk outlasts the rollout
+    ],
+)
+def test_no_signal_warning_fires_once_per_learn_call_with_the_numbers(env_id, n_steps):
+    (message,) = no_signal_warnings(env_id, 1, n_steps, rollouts=6)
+    assert "100% of the samples had only their own trajectory in their bin" in message
+    assert f"n_steps x n_envs = {n_steps} x 1 samples" in message and "a longer n_steps" in message
+
+
+def test_loading_a_file_saved_by_ppo_names_it(tmp_path):
+    PPO("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=32).save(tmp_path / "ppo")
+    with pytest.raises(ValueError, match=r"holds a model saved by PPO or A2C .*ActorCriticPolicy.*, not by GPG"):
+        GPG.load(tmp_path / "ppo")

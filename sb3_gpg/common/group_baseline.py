@@ -113,7 +113,8 @@ def group_baselines(
     :return: the baselines, the scales (ones unless ``scale_by_bin_std``) and the group's diagnostics: ``n_bins``
         (bins of the finest level), ``returns_per_bin`` (mean first-visit returns per bin), ``own_trajectory_only_share``
         (share of samples whose bin held only their own trajectory), ``fallback_share`` (share of samples whose
-        baseline came from a coarser level or none), ``no_baseline_share`` (share of samples left with advantage 0);
+        baseline came from a coarser level or none), ``no_baseline_share`` (share of samples left with advantage 0),
+        ``own_baseline_share`` (share of samples whose baseline came from a bin holding their own trajectory alone);
         with ``scale_by_bin_std``, ``scale_mean`` (mean scale) and ``scale_fallback_share`` (share of samples whose
         scale came from a coarser level than their baseline, or is 1)
     """
@@ -123,9 +124,11 @@ def group_baselines(
     scales = np.ones(n_samples, dtype=np.float64)
     if n_samples == 0:
         stats = dict.fromkeys(("n_bins", "returns_per_bin", "own_trajectory_only_share"), 0.0)
-        return GroupBaselines(baselines, scales, {**stats, "fallback_share": 0.0, "no_baseline_share": 0.0})
+        no_samples = {"fallback_share": 0.0, "no_baseline_share": 0.0, "own_baseline_share": 0.0}
+        return GroupBaselines(baselines, scales, {**stats, **no_samples})
 
     unresolved = np.ones(n_samples, dtype=bool)
+    own_baseline = 0
     # Samples with a baseline whose scale is still to find (at the baseline's level or a coarser one)
     unscaled = np.zeros(n_samples, dtype=bool)
     scale_fell_back = np.zeros(n_samples, dtype=bool)
@@ -139,6 +142,8 @@ def group_baselines(
             total = total - visits.own_returns
         resolved_here = unresolved & (count >= min_bin_count)
         baselines[resolved_here] = total[resolved_here] / count[resolved_here]
+        # A baseline from a bin that holds the sample's own trajectory alone is that trajectory's return
+        own_baseline += np.count_nonzero(resolved_here & (visits.counts[visits.bins] == 1))
         unresolved &= ~resolved_here
         if scale_by_bin_std:
             scale_fell_back |= unscaled
@@ -157,6 +162,7 @@ def group_baselines(
         if not (unresolved.any() or unscaled.any()):
             break
     stats["no_baseline_share"] = float(unresolved.mean())
+    stats["own_baseline_share"] = own_baseline / n_samples
     if scale_by_bin_std:
         stats["scale_mean"] = float(scales.mean())
         stats["scale_fallback_share"] = float(np.mean(scale_fell_back | unscaled | unresolved))

@@ -19,6 +19,19 @@ from sb3_gpg.gpg.policies import ActorOnlyPolicy, CnnPolicy, MlpPolicy, MultiInp
 
 SelfGPG = TypeVar("SelfGPG", bound="GPG")
 
+# The no-signal check: over the first rollouts of each learn() call, the share of samples whose advantage the group
+# cannot inform (baseline from a bin holding their own trajectory alone, or no baseline at all). Measured on the first
+# 3 rollouts: at most 0.14 for every gpg.yml entry and the paper grid's CartPole, LunarLander, HalfCheetah and Hopper
+# settings at 1 and 4 envs (LunarLander at 1 env: 0.03-0.64 per rollout, mean 0.31), 1.0 where GPG cannot learn
+# (a rollout shorter than an episode at 1 env: n_steps=8 on CartPole, CliffWalking and Acrobot at 128 steps)
+SIGNAL_CHECK_ROLLOUTS = 3
+NO_SIGNAL_WARNING_SHARE = 0.5
+
+
+class ForeignPolicyError(ValueError):
+    """A policy class that is not an ``ActorOnlyPolicy`` (e.g. a file saved by PPO given to ``GPG.load``)."""
+
+
 GROUP_ARGUMENTS = ("binning", "bin_size", "leave_one_out", "min_bin_count", "truncated_returns", "advantage_scale")
 
 
@@ -222,13 +235,15 @@ class GPG(OnPolicyAlgorithm):
         self.min_bin_count = min_bin_count
         self.truncated_returns = truncated_returns
         self.advantage_scale = advantage_scale
+        # Group diagnostics of the first rollouts of the current learn() call, for the no-signal check
+        self._first_group_stats: list[dict[str, float]] = []
 
         if _init_setup_model:
             self._setup_model()
 
     def _setup_model(self) -> None:
         if not issubclass(self.policy_class, ActorOnlyPolicy):
-            raise ValueError(
+            raise ForeignPolicyError(
                 f"GPG needs an actor-only policy, got {self.policy_class.__name__}: use 'MlpPolicy', 'CnnPolicy' or "
                 "'MultiInputPolicy', or subclass sb3_gpg.common.policies.ActorOnlyPolicy for a custom network."
             )
@@ -325,6 +340,10 @@ class GPG(OnPolicyAlgorithm):
         rollout_buffer.compute_returns_and_advantage(last_values=no_values, dones=dones, last_obs=self._last_obs)
         for key, value in rollout_buffer.group_stats.items():  # type: ignore[attr-defined]
             self.logger.record(f"gpg/{key}", value)
+        if len(self._first_group_stats) < SIGNAL_CHECK_ROLLOUTS:
+            self._first_group_stats.append(rollout_buffer.group_stats)  # type: ignore[attr-defined]
+            if len(self._first_group_stats) == SIGNAL_CHECK_ROLLOUTS:
+                self._warn_if_the_group_gives_no_signal()
 
         callback.update_locals(locals())
 
@@ -452,7 +471,8 @@ class GPG(OnPolicyAlgorithm):
         reset_num_timesteps: bool = True,
         progress_bar: bool = False,
     ) -> SelfGPG:
-        return super().learn(
+        self._first_group_stats = []
+        super().learn(
             total_timesteps=total_timesteps,
             callback=callback,
             log_interval=log_interval,
@@ -460,3 +480,65 @@ class GPG(OnPolicyAlgorithm):
             reset_num_timesteps=reset_num_timesteps,
             progress_bar=progress_bar,
         )
+        if 0 < len(self._first_group_stats) < SIGNAL_CHECK_ROLLOUTS:
+            self._warn_if_the_group_gives_no_signal()  # a short learn() call: what it has
+        return self
+
+    def _excluded_save_params(self) -> list[str]:
+        return [*super()._excluded_save_params(), "_first_group_stats"]
+
+    def _warn_if_the_group_gives_no_signal(self) -> None:
+        """
+        Warn (once per ``learn`` call) when most samples of the first rollouts got no signal from their group: their
+        baseline was their own trajectory's return, or they had none, so their advantage is 0 or nearly.
+        """
+        stats = self._first_group_stats
+        own = float(np.mean([rollout["own_baseline_share"] for rollout in stats]))
+        none = float(np.mean([rollout["no_baseline_share"] for rollout in stats]))
+        if own + none <= NO_SIGNAL_WARNING_SHARE:
+            return
+        trajectories = float(np.mean([rollout["n_trajectories"] for rollout in stats]))
+        message = (
+            f"GPG's group gives most samples no baseline: over the first {len(stats)} rollout(s), {own:.0%} of the "
+            f"samples had only their own trajectory in their bin and {none:.0%} had no baseline, so their advantage is "
+            f"0 (or close to it) and they teach the policy nothing. The group is n_steps x n_envs = {self.n_steps} x "
+            f"{self.n_envs} samples holding {trajectories:.1f} trajectories per rollout. Fixes, in order: a longer "
+            "n_steps (several episodes per env), more envs (n_envs is GPG's group size), a coarser binning ('time' or "
+            "'universal'), min_bin_count=2 with leave_one_out=True. PPO settings with short rollouts do not carry "
+            "over to GPG."
+        )
+        warnings.warn(message, UserWarning, stacklevel=3)
+        if self.verbose >= 1:
+            self.logger.warn(message)
+
+    @classmethod
+    def load(cls, path, env=None, device="auto", custom_objects=None, print_system_info=False, force_reset=True, **kwargs):
+        """
+        ``BaseAlgorithm.load``, with a clear error for a file saved by another algorithm (e.g. PPO).
+        """
+        try:
+            return super().load(path, env, device, custom_objects, print_system_info, force_reset, **kwargs)
+        except ForeignPolicyError:
+            raise ValueError(foreign_model_message(path, cls.__name__)) from None
+
+
+def foreign_model_message(path: Any, class_name: str) -> str:
+    """
+    :return: what a file saved by another algorithm holds, and what to do with it
+    """
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    data, _, _ = load_from_zip_file(path, load_data=True, print_system_info=False)
+    policy_class = (data or {}).get("policy_class")
+    policy = f"{policy_class.__module__}.{policy_class.__qualname__}" if isinstance(policy_class, type) else repr(policy_class)
+    saved_by = "PPO or A2C" if policy.endswith("ActorCriticPolicy") and "sb3_contrib" not in policy else "another algorithm"
+    if "maskable" in policy.lower():
+        saved_by = "MaskablePPO"
+    elif "recurrent" in policy.lower():
+        saved_by = "RecurrentPPO"
+    return (
+        f"{path} holds a model saved by {saved_by} (policy {policy}), not by {class_name}: load it with the class that "
+        f"saved it (e.g. stable_baselines3.PPO.load), or train a {class_name} with the same hyperparameters "
+        f"({class_name}('MlpPolicy', env, ...) accepts PPO's arguments). A {class_name} policy has no critic, so PPO's "
+        "weights cannot be loaded into it."
+    )
