@@ -5,28 +5,11 @@ Train GPG on a Gymnasium task with a progress bar, then evaluate it: ``python -m
 import argparse
 import time
 
-from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.evaluation import evaluate_policy
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 from sb3_gpg import GPG, __version__
 from sb3_gpg.common.binning import BINNINGS
-from sb3_gpg.common.envpool import make_envpool_env
-
-VEC_ENVS = ("dummy", "subproc", "envpool")
-
-
-def make_env(env_id: str, n_envs: int, seed: int, vec_env: str) -> VecEnv:
-    """
-    :param vec_env: ``dummy`` (DummyVecEnv), ``subproc`` (SubprocVecEnv) or ``envpool`` (C++ envs, see
-        ``make_envpool_env``)
-    """
-    if vec_env == "envpool":
-        return make_envpool_env(env_id, n_envs=n_envs, seed=seed)
-    # make_vec_env asks for rgb_array rendering by default, which slows some envs down (LunarLander keeps a Box2D body
-    # per engine particle until render() is called); nothing here renders
-    vec_env_cls = SubprocVecEnv if vec_env == "subproc" else DummyVecEnv
-    return make_vec_env(env_id, n_envs=n_envs, seed=seed, env_kwargs={"render_mode": None}, vec_env_cls=vec_env_cls)
+from sb3_gpg.common.env_util import VEC_ENVS, make_vec_env_on
 
 
 def main(argv: list[str] | None = None) -> float:
@@ -55,7 +38,7 @@ def main(argv: list[str] | None = None) -> float:
         f"sb3-gpg {__version__}: training GPG on {args.env}, {args.timesteps} steps, {args.n_envs} env(s) "
         f"({args.vec_env}), seed {args.seed}"
     )
-    env = make_env(args.env, args.n_envs, args.seed, args.vec_env)
+    env = make_vec_env_on(args.env, args.n_envs, args.seed, args.vec_env)
     model = GPG("MlpPolicy", env, binning=args.binning, seed=args.seed, device="cpu")
     start = time.perf_counter()
     model.learn(args.timesteps, progress_bar=True)
@@ -64,7 +47,7 @@ def main(argv: list[str] | None = None) -> float:
         model.save(args.save)
         print(f"Saved to {args.save}.zip")
 
-    eval_env = make_env(args.env, 1, args.seed + 10_000, "dummy")
+    eval_env = make_vec_env_on(args.env, 1, args.seed + 10_000)
     mean_return, std_return = evaluate_policy(model, eval_env, n_eval_episodes=args.eval_episodes, deterministic=True)
     print(
         f"Trained in {elapsed:.0f} s. Evaluation over {args.eval_episodes} episodes (deterministic): "

@@ -127,17 +127,6 @@ def shared_hyperparameters(
     return kwargs, normalize
 
 
-def make_training_env(env_id: str, n_envs: int, seed: int, vec_env: str):
-    """The training envs: Gymnasium's in this process (``dummy``) or EnvPool's C++ port, one C++ thread (one core per run)."""
-    from stable_baselines3.common.env_util import make_vec_env
-
-    from sb3_gpg import make_envpool_env
-
-    if vec_env == "envpool":
-        return make_envpool_env(env_id, n_envs=n_envs, seed=seed, num_threads=1)
-    return make_vec_env(env_id, n_envs=n_envs, seed=seed, env_kwargs=ENV_KWARGS)
-
-
 def resume_or_start(
     env_id: str,
     algo: str,
@@ -156,6 +145,7 @@ def resume_or_start(
     from stable_baselines3.common.vec_env import VecNormalize
 
     from sb3_gpg import GPG
+    from sb3_gpg.common.env_util import make_vec_env_on
 
     partial, checkpoint, normalizer = paths
     if checkpoint.exists():
@@ -171,7 +161,7 @@ def resume_or_start(
     else:
         model, rows, resumed, env_seed = None, [], {}, seed
 
-    env = make_training_env(env_id, n_envs, env_seed, vec_env)
+    env = make_vec_env_on(env_id, n_envs, env_seed, vec_env, num_threads=1)  # EnvPool: one C++ thread, one core per run
     if normalize and model:
         env = VecNormalize.load(str(normalizer), env)
     elif normalize:

@@ -36,12 +36,12 @@ import numpy as np
 import stable_baselines3
 import torch as th
 from stable_baselines3 import PPO
-from stable_baselines3.common.env_util import make_vec_env
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
+from stable_baselines3.common.vec_env import VecEnv
 from tqdm import tqdm
 
 import sb3_gpg
-from sb3_gpg import GPG, make_envpool_env
+from sb3_gpg import GPG
+from sb3_gpg.common.env_util import make_vec_env_on
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPOSITORY))  # for tests.reference
@@ -64,16 +64,12 @@ DEFAULT_CONFIGS = [
 ]  # fmt: skip
 N_STEPS = {"HalfCheetah-v5": 256}  # MuJoCo steps are slow: a shorter rollout keeps the grid within minutes
 PHASES = ("rollout", "advantage", "update")
-# make_vec_env asks for rgb_array rendering by default; LunarLander then keeps a Box2D body per engine particle until
-# render() is called, which slows every step down as an episode goes on. Nothing here renders.
-NO_RENDERING = {"render_mode": None}
 
 
 def make_env(env_id: str, n_envs: int, seed: int, vec_env: str) -> VecEnv:
-    if vec_env.startswith("envpool"):
-        return make_envpool_env(env_id, n_envs=n_envs, seed=seed, num_threads=int(vec_env.removeprefix("envpool") or 1))
-    vec_env_cls = SubprocVecEnv if vec_env == "subproc" else DummyVecEnv
-    return make_vec_env(env_id, n_envs=n_envs, seed=seed, env_kwargs=NO_RENDERING, vec_env_cls=vec_env_cls)
+    """:param vec_env: ``dummy``, ``subproc``, ``envpool`` (one C++ thread) or ``envpoolN`` (N C++ threads)"""
+    threads = int(vec_env.removeprefix("envpool") or 1) if vec_env.startswith("envpool") else 0
+    return make_vec_env_on(env_id, n_envs, seed, vec_env.rstrip("0123456789"), num_threads=threads)
 
 
 def make_model(algo: str, env_id: str, n_envs: int, binning: str, vec_env: str, n_steps: int, n_epochs: int, seed: int):

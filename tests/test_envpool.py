@@ -180,3 +180,11 @@ def test_learns_cartpole_through_envpool(algo):
     mean_return, _ = evaluate_policy(model, eval_env, n_eval_episodes=10, deterministic=True)
     assert mean_return >= 300  # an untrained policy balances for about 20 steps
     assert len(model.ep_info_buffer) > 0  # rollout/ep_rew_mean is logged from the adapter's episode statistics
+
+
+def test_backend_by_name():
+    from sb3_gpg.common.env_util import make_vec_env_on
+
+    assert isinstance(make_vec_env_on("CartPole-v1", 2, 0, "envpool", num_threads=1), EnvPoolVecEnv)
+    with pytest.raises(ValueError, match="Unknown vec_env 'envpol': choose one of dummy, subproc, envpool"):
+        make_vec_env_on("CartPole-v1", 2, 0, "envpol")

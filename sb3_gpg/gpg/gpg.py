@@ -531,11 +531,14 @@ def foreign_model_message(path: Any, class_name: str) -> str:
     data, _, _ = load_from_zip_file(path, load_data=True, print_system_info=False)
     policy_class = (data or {}).get("policy_class")
     policy = f"{policy_class.__module__}.{policy_class.__qualname__}" if isinstance(policy_class, type) else repr(policy_class)
-    saved_by = "PPO or A2C" if policy.endswith("ActorCriticPolicy") and "sb3_contrib" not in policy else "another algorithm"
     if "maskable" in policy.lower():
         saved_by = "MaskablePPO"
     elif "recurrent" in policy.lower():
         saved_by = "RecurrentPPO"
+    elif policy.endswith("ActorCriticPolicy"):
+        saved_by = "PPO or A2C"
+    else:
+        saved_by = "another algorithm"
     return (
         f"{path} holds a model saved by {saved_by} (policy {policy}), not by {class_name}: load it with the class that "
         f"saved it (e.g. stable_baselines3.PPO.load), or train a {class_name} with the same hyperparameters "
