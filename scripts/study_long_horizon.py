@@ -9,6 +9,8 @@ study's tables and plots from every finished run under --out:
     python scripts/study_long_horizon.py run --stage screen --seeds 0 --jobs 2 --stop-after 150
     python scripts/study_long_horizon.py report
 
+``--envs LunarLander-v3`` runs only that env's cells of the stage.
+
 Other options are handed to benchmark_paper.py (e.g. ``--iterations 2 --n-steps 16`` for a smoke test).
 
 The headline is the mean of the last five evaluations (iterations 160-200) of each run, mean and std (ddof 0) over
@@ -43,6 +45,8 @@ LAST = 5  # evaluations in the headline mean
 def run_stage(args: argparse.Namespace, passed_on: list[str]) -> None:
     deadline = None if args.stop_after is None else time.time() + 60 * args.stop_after
     for env_id, env_counts, algos in STAGES[args.stage]:
+        if args.envs and env_id not in args.envs:
+            continue
         command = [
             sys.executable,
             str(Path(__file__).resolve().parent / "benchmark_paper.py"),
@@ -120,6 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["run", "report"])
     parser.add_argument("--stage", choices=list(STAGES), default="screen")
+    parser.add_argument("--envs", nargs="+", metavar="ENV_ID", help="only these of the stage's envs, in the stage's order")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
