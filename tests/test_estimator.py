@@ -39,6 +39,19 @@ def random_rollout(rng, n_steps=N_STEPS, n_envs=N_ENVS, first_starts=None, discr
     return observations, rewards, episode_starts, last_dones
 
 
+def assert_matches_reference(buffer, reference, observations, rewards, episode_starts, last_dones, last_obs=None):
+    """
+    :return: which samples the reference keeps in the group
+    """
+    returns, baselines, advantages, in_group = reference.advantages(
+        observations, rewards, episode_starts, last_dones, last_obs
+    )
+    np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(buffer.values, baselines, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-5, atol=1e-5)
+    return in_group
+
+
 def modulo_binning(obs, t):
     """A custom binning: parity of the episode time and sign of the first coordinate."""
     return (t % 2) * 2 + (obs[..., 0] > 0).astype(np.int64)
@@ -79,13 +92,7 @@ def test_buffer_matches_reference_over_consecutive_rollouts(case):
         last_obs = random_rollout(rng, n_steps=1)[0][0]  # the observation after the rollout, for "bootstrap"
         fill(buffer, observations, rewards, episode_starts)
         buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones, last_obs=last_obs)
-        returns, baselines, advantages, in_group = reference.advantages(
-            observations, rewards, episode_starts, last_dones, last_obs
-        )
-
-        np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(buffer.values, baselines, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-5, atol=1e-5)
+        in_group = assert_matches_reference(buffer, reference, observations, rewards, episode_starts, last_dones, last_obs)
         expected_mask = None if in_group.all() else in_group.T.reshape(-1)
         np.testing.assert_array_equal(buffer.loss_mask, expected_mask)
 

@@ -319,7 +319,9 @@ def test_bad_arguments_fail_before_any_step(kwargs, message):
 def test_actor_critic_policy_is_refused():
     from stable_baselines3.common.policies import ActorCriticPolicy
 
-    with pytest.raises(ValueError, match="GPG needs an actor-only policy, got ActorCriticPolicy"):
+    with pytest.raises(
+        ValueError, match=r"GPG needs an actor-only policy \(sb3_gpg.common.policies.ActorOnlyPolicy\), got ActorCriticPolicy"
+    ):
         GPG(ActorCriticPolicy, "CartPole-v1")
 
 

@@ -158,16 +158,17 @@ class GroupRolloutBuffer(RolloutBuffer):
         self._device_samples: RolloutBufferSamples | DictRolloutBufferSamples | None = None
         super().reset()
 
-    def add(self, obs, action, reward, episode_start, value, log_prob) -> None:  # type: ignore[override]
+    def add(self, obs, action, reward, episode_start, value, log_prob, **kwargs) -> None:  # type: ignore[override]
         """
-        Add one step of every env; see ``RolloutBuffer.add``.
+        Add one step of every env; see ``RolloutBuffer.add``. Keyword arguments go to the next class in the MRO
+        (``action_masks`` for the maskable buffers).
 
         :raises ValueError: if a reward or a float observation is NaN or infinite
         """
         self._check_finite("reward", reward)
         for key, value_ in obs.items() if isinstance(obs, dict) else [("observation", obs)]:
             self._check_finite(key, value_)
-        super().add(obs, action, reward, episode_start, value, log_prob)
+        super().add(obs, action, reward, episode_start, value, log_prob, **kwargs)
 
     def _check_finite(self, name: str, array: np.ndarray) -> None:
         array = np.asarray(array)

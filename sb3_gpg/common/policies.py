@@ -3,7 +3,6 @@ from typing import Any
 
 import torch as th
 from gymnasium import spaces
-from stable_baselines3.common.distributions import Distribution
 from stable_baselines3.common.policies import ActorCriticPolicy
 from stable_baselines3.common.torch_layers import (
     BaseFeaturesExtractor,
@@ -40,7 +39,106 @@ class ActorMlpExtractor(MlpExtractor):
         raise NotImplementedError("ActorMlpExtractor has no critic: call forward_actor()")
 
 
-class ActorOnlyPolicy(ActorCriticPolicy):
+def actor_net_arch(net_arch: list[int] | dict[str, list[int]] | None, features_extractor_class: type) -> list[int]:
+    """
+    :param net_arch: layer sizes of the policy network, as a list or as ``dict(pi=[...])``
+    :param features_extractor_class: the policy's features extractor (no layers by default after ``NatureCNN``)
+    :return: the policy network's layer sizes
+    :raises ValueError: if ``net_arch`` describes a value network
+    """
+    if isinstance(net_arch, dict):
+        if set(net_arch) - {"pi"}:
+            raise ValueError(
+                f"net_arch={net_arch} describes networks besides the policy's, but this policy has no critic: "
+                "pass the policy's layer sizes, e.g. net_arch=[64, 64] or dict(pi=[64, 64])."
+            )
+        net_arch = net_arch.get("pi", [])
+    if net_arch is None:
+        net_arch = [] if features_extractor_class == NatureCNN else [64, 64]
+    return list(net_arch)
+
+
+class ActorOnlyMixin:
+    """
+    What turns an actor-critic policy of SB3 or sb3-contrib into an actor-only one: an ``ActorMlpExtractor``, no value
+    head, no critic features extractor, an optimizer over the actor's parameters alone, and zeros wherever values are
+    asked for. Put it before the actor-critic class in the bases.
+    """
+
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = ActorMlpExtractor(
+            self.features_dim,  # type: ignore[attr-defined]
+            net_arch=self.net_arch,  # type: ignore[attr-defined]
+            activation_fn=self.activation_fn,  # type: ignore[attr-defined]
+            device=self.device,  # type: ignore[attr-defined]
+        )
+
+    def _build(self, lr_schedule: Schedule) -> None:
+        with warnings.catch_warnings():
+            # The actor-critic _build always adds a value head, here with no inputs (latent_dim_vf = 0)
+            warnings.filterwarnings("ignore", message="Initializing zero-element tensors")
+            super()._build(lr_schedule)  # type: ignore[misc]
+        # Drop the value head and the critic's alias of the features extractor, then build the optimizer without them
+        del self.value_net, self.vf_features_extractor
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[attr-defined]
+
+    @staticmethod
+    def _zero_values(reference: th.Tensor) -> th.Tensor:
+        return th.zeros((reference.shape[0], 1), dtype=th.float32, device=reference.device)
+
+    def forward(
+        self, obs: th.Tensor, deterministic: bool = False, **distribution_kwargs
+    ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        """
+        :param obs: Observation
+        :param deterministic: Whether to sample or use deterministic actions
+        :param distribution_kwargs: what the policy's ``get_distribution`` takes besides obs (``action_masks`` for
+            maskable policies)
+        :return: action, zeros in place of values (there is no critic), and log probability of the action
+        """
+        actions, log_prob = self.sample_actions(obs, deterministic, **distribution_kwargs)
+        return actions, self._zero_values(log_prob), log_prob
+
+    def sample_actions(
+        self, obs: th.Tensor, deterministic: bool = False, **distribution_kwargs
+    ) -> tuple[th.Tensor, th.Tensor]:
+        """
+        ``forward`` without the zeros in place of values, for GPG's rollout collection.
+
+        :param obs: Observation
+        :param deterministic: Whether to sample or use deterministic actions
+        :param distribution_kwargs: see ``forward``
+        :return: action and log probability of the action
+        """
+        distribution = self.get_distribution(obs, **distribution_kwargs)  # type: ignore[attr-defined]
+        actions = distribution.get_actions(deterministic=deterministic)
+        log_prob = distribution.log_prob(actions)
+        return actions.reshape((-1, *self.action_space.shape)), log_prob  # type: ignore[attr-defined]
+
+    def evaluate_actions(
+        self, obs: PyTorchObs, actions: th.Tensor, **distribution_kwargs
+    ) -> tuple[th.Tensor, th.Tensor, th.Tensor | None]:
+        """
+        :param obs: Observation
+        :param actions: Actions
+        :param distribution_kwargs: see ``forward``
+        :return: zeros in place of values (there is no critic), log likelihood of taking those actions
+            and entropy of the action distribution
+        """
+        distribution = self.get_distribution(obs, **distribution_kwargs)  # type: ignore[attr-defined]
+        log_prob = distribution.log_prob(actions)
+        return self._zero_values(log_prob), log_prob, distribution.entropy()
+
+    def predict_values(self, obs: PyTorchObs) -> th.Tensor:
+        """
+        :param obs: Observation
+        :return: zeros, one per observation: there is no critic
+        """
+        first = next(iter(obs.values())) if isinstance(obs, dict) else obs
+        return self._zero_values(first)
+
+
+class ActorOnlyPolicy(ActorOnlyMixin, ActorCriticPolicy):
     """
     Policy of Group Policy Gradient: the actor of SB3's ``ActorCriticPolicy`` with no value network and no value head,
     so its parameters are the actor's alone. Everything else is ``ActorCriticPolicy``'s (all action distributions,
@@ -88,20 +186,11 @@ class ActorOnlyPolicy(ActorCriticPolicy):
         optimizer_class: type[th.optim.Optimizer] = th.optim.Adam,
         optimizer_kwargs: dict[str, Any] | None = None,
     ):
-        if isinstance(net_arch, dict):
-            if set(net_arch) - {"pi"}:
-                raise ValueError(
-                    f"net_arch={net_arch} describes networks besides the policy's, but this policy has no critic: "
-                    "pass the policy's layer sizes, e.g. net_arch=[64, 64] or dict(pi=[64, 64])."
-                )
-            net_arch = net_arch.get("pi", [])
-        if net_arch is None:
-            net_arch = [] if features_extractor_class == NatureCNN else [64, 64]
         super().__init__(
             observation_space,
             action_space,
             lr_schedule,
-            net_arch=list(net_arch),
+            net_arch=actor_net_arch(net_arch, features_extractor_class),
             activation_fn=activation_fn,
             ortho_init=ortho_init,
             use_sde=use_sde,
@@ -116,64 +205,6 @@ class ActorOnlyPolicy(ActorCriticPolicy):
             optimizer_class=optimizer_class,
             optimizer_kwargs=optimizer_kwargs,
         )
-
-    def _build_mlp_extractor(self) -> None:
-        self.mlp_extractor = ActorMlpExtractor(
-            self.features_dim, net_arch=self.net_arch, activation_fn=self.activation_fn, device=self.device
-        )
-
-    def _build(self, lr_schedule: Schedule) -> None:
-        with warnings.catch_warnings():
-            # ActorCriticPolicy._build always adds a value head, here with no inputs (latent_dim_vf = 0)
-            warnings.filterwarnings("ignore", message="Initializing zero-element tensors")
-            super()._build(lr_schedule)
-        # Drop the value head and the critic's alias of the features extractor, then build the optimizer without them
-        del self.value_net, self.vf_features_extractor
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]
-
-    def _zero_values(self, reference: th.Tensor) -> th.Tensor:
-        return th.zeros((reference.shape[0], 1), dtype=th.float32, device=reference.device)
-
-    def forward(self, obs: th.Tensor, deterministic: bool = False) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
-        """
-        :param obs: Observation
-        :param deterministic: Whether to sample or use deterministic actions
-        :return: action, zeros in place of values (there is no critic), and log probability of the action
-        """
-        actions, log_prob = self.sample_actions(obs, deterministic)
-        return actions, self._zero_values(log_prob), log_prob
-
-    def sample_actions(self, obs: th.Tensor, deterministic: bool = False) -> tuple[th.Tensor, th.Tensor]:
-        """
-        ``forward`` without the zeros in place of values, for GPG's rollout collection.
-
-        :param obs: Observation
-        :param deterministic: Whether to sample or use deterministic actions
-        :return: action and log probability of the action
-        """
-        distribution = self.get_distribution(obs)
-        actions = distribution.get_actions(deterministic=deterministic)
-        log_prob = distribution.log_prob(actions)
-        return actions.reshape((-1, *self.action_space.shape)), log_prob  # type: ignore[misc]
-
-    def evaluate_actions(self, obs: PyTorchObs, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor | None]:
-        """
-        :param obs: Observation
-        :param actions: Actions
-        :return: zeros in place of values (there is no critic), log likelihood of taking those actions
-            and entropy of the action distribution
-        """
-        distribution: Distribution = self.get_distribution(obs)
-        log_prob = distribution.log_prob(actions)
-        return self._zero_values(log_prob), log_prob, distribution.entropy()
-
-    def predict_values(self, obs: PyTorchObs) -> th.Tensor:
-        """
-        :param obs: Observation
-        :return: zeros, one per observation: there is no critic
-        """
-        first = next(iter(obs.values())) if isinstance(obs, dict) else obs
-        return self._zero_values(first)
 
 
 class ActorOnlyCnnPolicy(ActorOnlyPolicy):

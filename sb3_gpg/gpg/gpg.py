@@ -119,6 +119,18 @@ class GPG(OnPolicyAlgorithm):
     }
     policy: ActorOnlyPolicy
     rollout_buffer: GroupRolloutBuffer
+    # What MaskableGPG changes: the policies and buffers it needs, and the action spaces it supports
+    policy_base: ClassVar[type[BasePolicy]] = ActorOnlyPolicy
+    rollout_buffer_classes: ClassVar[tuple[type[GroupRolloutBuffer], type[GroupRolloutBuffer]]] = (
+        GroupRolloutBuffer,
+        GroupDictRolloutBuffer,
+    )
+    supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
+        spaces.Box,
+        spaces.Discrete,
+        spaces.MultiDiscrete,
+        spaces.MultiBinary,
+    )
 
     def __init__(
         self,
@@ -193,12 +205,7 @@ class GPG(OnPolicyAlgorithm):
             device=device,
             seed=seed,
             _init_setup_model=False,
-            supported_action_spaces=(
-                spaces.Box,
-                spaces.Discrete,
-                spaces.MultiDiscrete,
-                spaces.MultiBinary,
-            ),
+            supported_action_spaces=self.supported_action_spaces,
         )
 
         # Sanity checks as PPO's: advantage normalization of a single sample gives NaN
@@ -242,18 +249,22 @@ class GPG(OnPolicyAlgorithm):
             self._setup_model()
 
     def _setup_model(self) -> None:
-        if not issubclass(self.policy_class, ActorOnlyPolicy):
+        name, base = type(self).__name__, self.policy_base
+        if not issubclass(self.policy_class, base):
             raise ForeignPolicyError(
-                f"GPG needs an actor-only policy, got {self.policy_class.__name__}: use 'MlpPolicy', 'CnnPolicy' or "
-                "'MultiInputPolicy', or subclass sb3_gpg.common.policies.ActorOnlyPolicy for a custom network."
+                f"{name} needs an actor-only policy ({base.__module__}.{base.__name__}), got "
+                f"{self.policy_class.__name__}: use 'MlpPolicy', 'CnnPolicy' or 'MultiInputPolicy', or subclass "
+                f"{base.__name__} for a custom network."
             )
+        flat_buffer, dict_buffer = self.rollout_buffer_classes
         if self.rollout_buffer_class is None:
             is_dict = isinstance(self.observation_space, spaces.Dict)
-            self.rollout_buffer_class = GroupDictRolloutBuffer if is_dict else GroupRolloutBuffer
-        elif not issubclass(self.rollout_buffer_class, GroupRolloutBuffer):
+            self.rollout_buffer_class = dict_buffer if is_dict else flat_buffer
+        elif not issubclass(self.rollout_buffer_class, self.rollout_buffer_classes):
             raise ValueError(
-                f"GPG computes its advantages in a GroupRolloutBuffer, got rollout_buffer_class={self.rollout_buffer_class}: "
-                "pass a subclass of sb3_gpg.GroupRolloutBuffer (or GroupDictRolloutBuffer), or leave it None."
+                f"{name} computes its advantages in a {flat_buffer.__name__}, got rollout_buffer_class="
+                f"{self.rollout_buffer_class}: pass a subclass of {flat_buffer.__module__}.{flat_buffer.__name__} (or "
+                f"{dict_buffer.__name__}), or leave it None."
             )
         # Set here rather than in __init__, so that a model loaded with other values (GPG.load(..., binning=...)) uses them
         self.rollout_buffer_kwargs = {**self.rollout_buffer_kwargs, **{name: getattr(self, name) for name in GROUP_ARGUMENTS}}
@@ -301,7 +312,8 @@ class GPG(OnPolicyAlgorithm):
 
             with th.no_grad():
                 obs_tensor = obs_as_tensor(self._last_obs, self.device)  # type: ignore[arg-type]
-                actions, log_probs = self.policy.sample_actions(obs_tensor)
+                policy_inputs = self._rollout_policy_inputs(env)
+                actions, log_probs = self.policy.sample_actions(obs_tensor, **policy_inputs)
             actions = actions.cpu().numpy()
 
             clipped_actions = actions
@@ -333,6 +345,7 @@ class GPG(OnPolicyAlgorithm):
                 self._last_episode_starts,  # type: ignore[arg-type]
                 no_values,
                 log_probs,
+                **policy_inputs,
             )
             self._last_obs = new_obs  # type: ignore[assignment]
             self._last_episode_starts = dones
@@ -350,6 +363,19 @@ class GPG(OnPolicyAlgorithm):
         callback.on_rollout_end()
 
         return True
+
+    def _rollout_policy_inputs(self, env: VecEnv) -> dict[str, Any]:
+        """
+        :return: what the policy takes besides the observation at a rollout step, stored with the step in the rollout
+            buffer (none for GPG; MaskableGPG's action masks)
+        """
+        return {}
+
+    def _minibatch_policy_inputs(self, rollout_data: Any) -> dict[str, Any]:
+        """
+        :return: the stored inputs of ``_rollout_policy_inputs`` for a minibatch, for ``evaluate_actions``
+        """
+        return {}
 
     def train(self) -> None:
         """
@@ -379,7 +405,9 @@ class GPG(OnPolicyAlgorithm):
                     # Convert discrete action from float to long
                     actions = rollout_data.actions.long().flatten()
 
-                _, log_prob, entropy = self.policy.evaluate_actions(rollout_data.observations, actions)
+                _, log_prob, entropy = self.policy.evaluate_actions(
+                    rollout_data.observations, actions, **self._minibatch_policy_inputs(rollout_data)
+                )
                 # Normalize advantage
                 advantages = rollout_data.advantages
                 # Normalization does not make sense if mini batchsize == 1, see GH issue #325
@@ -531,6 +559,12 @@ def foreign_model_message(path: Any, class_name: str) -> str:
     data, _, _ = load_from_zip_file(path, load_data=True, print_system_info=False)
     policy_class = (data or {}).get("policy_class")
     policy = f"{policy_class.__module__}.{policy_class.__qualname__}" if isinstance(policy_class, type) else repr(policy_class)
+    if policy.startswith("sb3_gpg."):
+        saved_by = "MaskableGPG" if "Maskable" in policy else "GPG"
+        return (
+            f"{path} holds a model saved by {saved_by} (policy {policy}), not by {class_name}: load it with "
+            f"sb3_gpg.{saved_by}.load."
+        )
     if "maskable" in policy.lower():
         saved_by = "MaskablePPO"
     elif "recurrent" in policy.lower():

@@ -1,0 +1,32 @@
+from sb3_contrib.common.maskable.buffers import MaskableDictRolloutBuffer, MaskableRolloutBuffer
+
+from sb3_gpg.common.buffers import GroupDictRolloutBuffer, GroupRolloutBuffer
+
+
+class MaskableGroupRolloutBuffer(GroupRolloutBuffer, MaskableRolloutBuffer):
+    """
+    ``GroupRolloutBuffer`` that also stores the action masks of every sample, as sb3-contrib's
+    ``MaskableRolloutBuffer``: ``add(..., action_masks=...)``, and ``get`` yields ``MaskableRolloutBufferSamples``.
+    Returns, bins, baselines and advantages are ``GroupRolloutBuffer``'s, with every option.
+
+    :param buffer_size: Number of steps per env in a rollout (n_steps)
+    :param observation_space: Observation space
+    :param action_space: Action space: Discrete, MultiDiscrete or one-dimensional MultiBinary
+    :param device: PyTorch device
+    :param gae_lambda: Ignored: GPG's returns are Monte-Carlo
+    :param gamma: Discount factor
+    :param n_envs: Number of parallel environments
+    :param binning: see ``GroupRolloutBuffer``
+    :param bin_size: see ``GroupRolloutBuffer``
+    :param leave_one_out: see ``GroupRolloutBuffer``
+    :param min_bin_count: see ``GroupRolloutBuffer``
+    :param truncated_returns: see ``GroupRolloutBuffer``
+    :param advantage_scale: see ``GroupRolloutBuffer``
+    """
+
+
+class MaskableGroupDictRolloutBuffer(GroupDictRolloutBuffer, MaskableDictRolloutBuffer):
+    """
+    ``MaskableGroupRolloutBuffer`` for Dict observation spaces (``GroupDictRolloutBuffer`` with sb3-contrib's
+    ``MaskableDictRolloutBuffer``). See ``MaskableGroupRolloutBuffer`` for the parameters.
+    """

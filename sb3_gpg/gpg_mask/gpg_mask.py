@@ -1,0 +1,215 @@
+from collections.abc import Sequence
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+import torch as th
+from gymnasium import spaces
+from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+from stable_baselines3.common.buffers import RolloutBuffer
+from stable_baselines3.common.policies import BasePolicy
+from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
+from stable_baselines3.common.utils import is_vectorized_observation
+from stable_baselines3.common.vec_env import VecEnv
+
+from sb3_gpg.common.binning import Binning
+from sb3_gpg.common.maskable.buffers import MaskableGroupDictRolloutBuffer, MaskableGroupRolloutBuffer
+from sb3_gpg.common.maskable.policies import MaskableActorOnlyPolicy
+from sb3_gpg.common.maskable.utils import check_action_masks
+from sb3_gpg.gpg.gpg import GPG
+from sb3_gpg.gpg_mask.policies import CnnPolicy, MlpPolicy, MultiInputPolicy
+
+SelfMaskableGPG = TypeVar("SelfMaskableGPG", bound="MaskableGPG")
+
+
+class MaskableGPG(GPG):
+    """
+    Group Policy Gradient with invalid-action masking: ``GPG`` as sb3-contrib's ``MaskablePPO`` is PPO. At every rollout
+    step the env's ``action_masks()`` (a method of the env, or sb3-contrib's ``ActionMasker`` wrapper) restricts the
+    policy to the valid actions; the masks are stored with the samples and applied again in the update. Returns, bins,
+    group baselines and advantages are GPG's, with every option.
+
+    Its arguments are MaskablePPO's plus GPG's own; the critic's (``gae_lambda``, ``vf_coef``, ``clip_range_vf``, a
+    ``vf`` entry in ``net_arch``, ``share_features_extractor``) are accepted and, when set, ignored with one warning.
+
+    :param policy: The policy model to use (MlpPolicy, CnnPolicy, MultiInputPolicy): maskable actor-only policies
+    :param env: The environment to learn from (if registered in Gym, can be str); Discrete, MultiDiscrete or
+        one-dimensional MultiBinary actions
+    :param learning_rate: The learning rate, it can be a function of the current progress remaining (from 1 to 0)
+    :param n_steps: The number of steps to run for each environment per update; the group is the whole rollout,
+        n_steps * n_envs samples
+    :param batch_size: Minibatch size
+    :param n_epochs: Number of epoch when optimizing the surrogate loss
+    :param gamma: Discount factor
+    :param gae_lambda: PPO's; ignored (GPG's returns are Monte-Carlo)
+    :param clip_range: Clipping parameter, it can be a function of the current progress remaining (from 1 to 0).
+    :param clip_range_vf: PPO's; ignored (no value function)
+    :param normalize_advantage: Whether to normalize or not the advantage (per minibatch, as PPO)
+    :param ent_coef: Entropy coefficient for the loss calculation
+    :param vf_coef: PPO's; ignored (no value function)
+    :param max_grad_norm: The maximum value for the gradient clipping
+    :param rollout_buffer_class: Rollout buffer class to use, a ``MaskableGroupRolloutBuffer`` (sub)class. If ``None``,
+        ``MaskableGroupRolloutBuffer`` or, for Dict observations, ``MaskableGroupDictRolloutBuffer``.
+    :param rollout_buffer_kwargs: Keyword arguments to pass to the rollout buffer on creation, besides GPG's own
+        arguments below
+    :param target_kl: Limit the KL divergence between updates, because the clipping is not enough to prevent large
+        update. By default, there is no limit on the kl div.
+    :param stats_window_size: Window size for the rollout logging, specifying the number of episodes to average
+        the reported success rate, mean episode length, and mean reward over
+    :param tensorboard_log: the log location for tensorboard (if None, no logging)
+    :param policy_kwargs: additional arguments to be passed to the policy on creation
+    :param verbose: Verbosity level: 0 for no output, 1 for info messages (such as device or wrappers used), 2 for
+        debug messages
+    :param seed: Seed for the pseudo random generators
+    :param device: Device (cpu, cuda, ...) on which the code should be run.
+        Setting it to auto, the code will be run on the GPU if possible.
+    :param binning: see ``GPG``
+    :param bin_size: see ``GPG``
+    :param leave_one_out: see ``GPG``
+    :param min_bin_count: see ``GPG``
+    :param truncated_returns: see ``GPG``
+    :param advantage_scale: see ``GPG``
+    :param _init_setup_model: Whether or not to build the network at the creation of the instance
+    """
+
+    policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
+        "MlpPolicy": MlpPolicy,
+        "CnnPolicy": CnnPolicy,
+        "MultiInputPolicy": MultiInputPolicy,
+    }
+    policy: MaskableActorOnlyPolicy  # type: ignore[assignment]
+    rollout_buffer: MaskableGroupRolloutBuffer  # type: ignore[assignment]
+    policy_base: ClassVar[type[BasePolicy]] = MaskableActorOnlyPolicy
+    rollout_buffer_classes = (MaskableGroupRolloutBuffer, MaskableGroupDictRolloutBuffer)
+    supported_action_spaces = (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+
+    def __init__(
+        self,
+        policy: str | type[MaskableActorOnlyPolicy],
+        env: GymEnv | str,
+        learning_rate: float | Schedule = 3e-4,
+        n_steps: int = 2048,
+        batch_size: int = 64,
+        n_epochs: int = 10,
+        gamma: float = 0.99,
+        gae_lambda: float | None = None,
+        clip_range: float | Schedule = 0.2,
+        clip_range_vf: float | Schedule | None = None,
+        normalize_advantage: bool = True,
+        ent_coef: float = 0.0,
+        vf_coef: float | None = None,
+        max_grad_norm: float = 0.5,
+        rollout_buffer_class: type[RolloutBuffer] | None = None,
+        rollout_buffer_kwargs: dict[str, Any] | None = None,
+        target_kl: float | None = None,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        policy_kwargs: dict[str, Any] | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: th.device | str = "auto",
+        binning: Binning = "time",
+        bin_size: float | Sequence[float] = 1.0,
+        leave_one_out: bool = False,
+        min_bin_count: int = 1,
+        truncated_returns: str = "keep",
+        advantage_scale: str = "none",
+        _init_setup_model: bool = True,
+    ):
+        # Whether the current learn() call masks; MaskablePPO passes it down as an argument of collect_rollouts
+        self._use_masking = True
+        super().__init__(
+            policy,
+            env,
+            learning_rate=learning_rate,
+            n_steps=n_steps,
+            batch_size=batch_size,
+            n_epochs=n_epochs,
+            gamma=gamma,
+            gae_lambda=gae_lambda,
+            clip_range=clip_range,
+            clip_range_vf=clip_range_vf,
+            normalize_advantage=normalize_advantage,
+            ent_coef=ent_coef,
+            vf_coef=vf_coef,
+            max_grad_norm=max_grad_norm,
+            rollout_buffer_class=rollout_buffer_class,
+            rollout_buffer_kwargs=rollout_buffer_kwargs,
+            target_kl=target_kl,
+            stats_window_size=stats_window_size,
+            tensorboard_log=tensorboard_log,
+            policy_kwargs=policy_kwargs,
+            verbose=verbose,
+            seed=seed,
+            device=device,
+            binning=binning,
+            bin_size=bin_size,
+            leave_one_out=leave_one_out,
+            min_bin_count=min_bin_count,
+            truncated_returns=truncated_returns,
+            advantage_scale=advantage_scale,
+            _init_setup_model=_init_setup_model,
+        )
+
+    def _rollout_policy_inputs(self, env: VecEnv) -> dict[str, Any]:
+        """
+        :return: the env's action masks, checked, unless this learn() call has ``use_masking=False``
+        """
+        if not self._use_masking:
+            return {}
+        return {"action_masks": check_action_masks(get_action_masks(env), self.action_space, env.num_envs)}
+
+    def _minibatch_policy_inputs(self, rollout_data: Any) -> dict[str, Any]:
+        return {"action_masks": rollout_data.action_masks}
+
+    def predict(  # type: ignore[override]
+        self,
+        observation: np.ndarray | dict[str, np.ndarray],
+        state: tuple[np.ndarray, ...] | None = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+        action_masks: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, tuple[np.ndarray, ...] | None]:
+        """
+        Get the policy action from an observation, as ``MaskablePPO.predict``.
+
+        :param observation: the input observation
+        :param state: The last hidden states (unused: no recurrence)
+        :param episode_start: The last masks (unused: no recurrence)
+        :param deterministic: Whether or not to return deterministic actions.
+        :param action_masks: Action masks to apply to the action distribution (e.g. ``get_action_masks(env)``)
+        :return: the model's action and the next hidden state
+        :raises ValueError: if the masks do not fit the observations or allow no action in some state
+        """
+        if action_masks is not None:
+            first = next(iter(observation.values())) if isinstance(observation, dict) else observation
+            vectorized = is_vectorized_observation(observation, self.observation_space)
+            action_masks = check_action_masks(action_masks, self.action_space, len(first) if vectorized else 1)
+        return self.policy.predict(observation, state, episode_start, deterministic, action_masks=action_masks)
+
+    def learn(  # type: ignore[override]
+        self: SelfMaskableGPG,
+        total_timesteps: int,
+        callback: MaybeCallback = None,
+        log_interval: int = 1,
+        tb_log_name: str = "MaskableGPG",
+        reset_num_timesteps: bool = True,
+        use_masking: bool = True,
+        progress_bar: bool = False,
+    ) -> SelfMaskableGPG:
+        """
+        ``GPG.learn`` with ``use_masking`` as in ``MaskablePPO.learn``: False trains without masks (every action
+        allowed, also in the update).
+
+        :raises ValueError: with ``use_masking=True``, if the env has no ``action_masks`` method
+        """
+        if use_masking and self.env is not None and not is_masking_supported(self.env):
+            raise ValueError(
+                "MaskableGPG with use_masking=True needs an env with an action_masks() method: give the env one, or "
+                "wrap it in sb3_contrib.common.wrappers.ActionMasker(env, mask_fn) before vectorising it; or call "
+                "learn(..., use_masking=False) to train without masks."
+            )
+        self._use_masking = use_masking
+        return super().learn(total_timesteps, callback, log_interval, tb_log_name, reset_num_timesteps, progress_bar)
+
+    def _excluded_save_params(self) -> list[str]:
+        return [*super()._excluded_save_params(), "_use_masking"]
