@@ -1,15 +1,16 @@
 """
-RL Zoo integration: registers GPG in rl_zoo3, then runs rl_zoo3's own scripts.
+RL Zoo integration: registers GPG and MaskableGPG in rl_zoo3, then runs rl_zoo3's own scripts.
 
 RL Zoo has no plugin mechanism: its ``ALGOS``, ``HYPERPARAMS_SAMPLER`` and ``HYPERPARAMS_CONVERTER`` are plain dicts,
 ``--algo`` choices are read from ``ALGOS`` when the parser is built, and the default config is rl_zoo3's own
 ``hyperparams/<algo>.yml``. So, as RL Zoo's maintainers advise for new algorithms (see its SBX guide), this module
-adds ``gpg`` to those dicts, points ``--conf-file`` at the YAML shipped with sb3_gpg, checks the GPG-specific input
-so that mistakes give one-line errors, and then hands over to rl_zoo3 unchanged. Every other algorithm keeps working
-through the same entry points.
+adds ``gpg`` and ``gpg_mask`` to those dicts, points ``--conf-file`` at the YAML shipped with sb3_gpg, checks the
+GPG-specific input so that mistakes give one-line errors, and then hands over to rl_zoo3 unchanged. Every other
+algorithm keeps working through the same entry points.
 """
 
 import argparse
+import contextlib
 import difflib
 import functools
 import importlib
@@ -36,8 +37,14 @@ from sb3_gpg.common.binning import check_group_arguments
 from sb3_gpg.common.buffers import has_image_space
 from sb3_gpg.common.envpool import check_envpool_env_id, make_envpool_env
 from sb3_gpg.gpg.gpg import GPG
+from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
 
 GPG_HYPERPARAMS = Path(__file__).parent / "hyperparams" / "gpg.yml"
+# --algo name -> the algorithm and its default hyperparameter file
+GPG_ALGOS = {
+    "gpg": (GPG, GPG_HYPERPARAMS),
+    "gpg_mask": (MaskableGPG, Path(__file__).parent / "hyperparams" / "gpg_mask.yml"),
+}
 # Keys of a YAML entry that RL Zoo consumes itself instead of passing them to the algorithm
 ZOO_KEYS = {
     "n_envs",
@@ -63,13 +70,15 @@ class ZooError(Exception):
 
 def register_gpg() -> None:
     """
-    Add GPG to rl_zoo3's algorithm, sampler and converter dicts (idempotent; rl_zoo3's files are not edited).
+    Add GPG and MaskableGPG to rl_zoo3's algorithm, sampler and converter dicts (idempotent; rl_zoo3's files are not
+    edited). Both search the same space: MaskableGPG's arguments are GPG's less gSDE.
     """
     from rl_zoo3 import hyperparams_opt, utils
 
-    utils.ALGOS["gpg"] = GPG
-    hyperparams_opt.HYPERPARAMS_SAMPLER["gpg"] = sample_gpg_params
-    hyperparams_opt.HYPERPARAMS_CONVERTER["gpg"] = convert_gpg_params
+    for name, (algorithm, _) in GPG_ALGOS.items():
+        utils.ALGOS[name] = algorithm
+        hyperparams_opt.HYPERPARAMS_SAMPLER[name] = sample_gpg_params
+        hyperparams_opt.HYPERPARAMS_CONVERTER[name] = convert_gpg_params
 
 
 def sample_gpg_params(trial: Any, n_actions: int, n_envs: int, additional_args: dict) -> dict[str, Any]:
@@ -127,24 +136,26 @@ def convert_gpg_params(sampled_params: dict[str, Any]) -> dict[str, Any]:
     return {"policy_kwargs": policy_kwargs, **hyperparams}
 
 
-def gpg_parameter_names() -> set[str]:
+def gpg_parameter_names(algorithm: type[GPG] = GPG) -> set[str]:
     """
-    :return: the keyword arguments GPG's constructor accepts from a hyperparameter file
+    :return: the keyword arguments the algorithm's constructor accepts from a hyperparameter file
     """
-    return set(inspect.signature(GPG.__init__).parameters) - {"self", "env", "_init_setup_model"}
+    return set(inspect.signature(algorithm.__init__).parameters) - {"self", "env", "_init_setup_model"}
 
 
-def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str) -> None:
+def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str, algorithm: type[GPG] = GPG) -> None:
     """
     :param hyperparams: one entry of a hyperparameter file, with the command line's overrides
     :param where: what to name in the error (file and entry)
-    :raises ZooError: for a key GPG does not know or a bad value of GPG's own arguments
+    :param algorithm: GPG or MaskableGPG
+    :raises ZooError: for a key the algorithm does not know or a bad value of GPG's own arguments
     """
-    unknown = sorted(set(hyperparams) - ZOO_KEYS - gpg_parameter_names())
+    known = gpg_parameter_names(algorithm)
+    unknown = sorted(set(hyperparams) - ZOO_KEYS - known)
     if unknown:
-        close = {key: difflib.get_close_matches(key, gpg_parameter_names() | ZOO_KEYS, n=1) for key in unknown}
+        close = {key: difflib.get_close_matches(key, known | ZOO_KEYS, n=1) for key in unknown}
         hints = ", ".join(f"{key!r}" + (f" (did you mean {match[0]!r}?)" if match else "") for key, match in close.items())
-        raise ZooError(f"{where}: GPG does not know {hints}.")
+        raise ZooError(f"{where}: {algorithm.__name__} does not know {hints}.")
     try:
         check_group_arguments(
             hyperparams.get("binning", "time"),
@@ -214,7 +225,8 @@ def init_storage(storage: str, attempts: int = 10) -> None:
 
 def prepare_train(argv: list[str]) -> list[str]:
     """
-    Check a ``train`` command line and, for ``--algo gpg`` without ``--conf-file``, add sb3_gpg's ``gpg.yml``.
+    Check a ``train`` command line and, for ``--algo gpg`` (``gpg_mask``) without ``--conf-file``, add sb3_gpg's
+    ``gpg.yml`` (``gpg_mask.yml``).
 
     :param argv: the rl_zoo3 train arguments
     :return: the arguments to give rl_zoo3
@@ -222,11 +234,12 @@ def prepare_train(argv: list[str]) -> list[str]:
     """
     args = _parse_train_arguments(argv)
     _check_env(args.env, args.gym_packages)
-    if args.algo != "gpg":
+    if args.algo not in GPG_ALGOS:
         return argv
+    algorithm, default_file = GPG_ALGOS[args.algo]
     if args.conf_file is None:
-        argv = [*argv, "--conf-file", str(GPG_HYPERPARAMS)]
-        args.conf_file = str(GPG_HYPERPARAMS)
+        argv = [*argv, "--conf-file", str(default_file)]
+        args.conf_file = str(default_file)
     if args.conf_file.endswith((".yml", ".yaml")):
         with open(args.conf_file) as file:
             entries = yaml.safe_load(file) or {}
@@ -234,13 +247,13 @@ def prepare_train(argv: list[str]) -> list[str]:
         if name not in entries:
             raise ZooError(f"{args.conf_file} has no entry for {args.env} and no 'default' entry: add one.")
         where = f"{args.conf_file} [{name}]" + (" with -params" if args.hyperparams else "")
-        check_gpg_hyperparams({**entries[name], **args.hyperparams}, where)
+        check_gpg_hyperparams({**entries[name], **args.hyperparams}, where, algorithm)
         if "env_kwargs" in entries[name] and args.env_kwargs is None:
             # rl_zoo3 builds its evaluation env and saves args.yml (read by enjoy and record_video) from the command
             # line's env kwargs only: give it the entry's, or e.g. CliffWalking's time limit is missing in evaluation
             argv = [*argv, "--env-kwargs", *(f"{key}:{value!r}" for key, value in entries[name]["env_kwargs"].items())]
     else:
-        check_gpg_hyperparams(args.hyperparams, "-params")
+        check_gpg_hyperparams(args.hyperparams, "-params", algorithm)
     if args.optimize_hyperparameters and args.storage is not None:
         init_storage(args.storage)
     if args.optimize_hyperparameters and has_image_space(gym.make(args.env).observation_space):
@@ -300,24 +313,53 @@ def train(argv: list[str]) -> None:
 
     argv = prepare_train(argv)
     args = _parse_train_arguments(argv)
-    if args.vec_env != "envpool":
-        _run_with_argv("sb3_gpg.train", argv, zoo_train)
-        return
-    try:
-        check_envpool_env_id(args.env)
-    except (ImportError, ValueError) as error:
-        raise ZooError(f"--vec-env envpool: {error}") from None
-    # rl_zoo3 accepts dummy and subproc only: it builds the envs through dummy's path, answered by EnvPool
-    argv = [{"envpool": "dummy", "--vec-env=envpool": "--vec-env=dummy"}.get(arg, arg) for arg in argv]
-    with mock.patch.object(ExperimentManager, "create_envs", _training_envs_from_envpool(ExperimentManager.create_envs)):
+    with contextlib.ExitStack() as patches:
+        if args.algo == "gpg_mask":
+            # RL Zoo evaluates with SB3's EvalCallback, which predicts without masks
+            from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+
+            patches.enter_context(mock.patch("rl_zoo3.exp_manager.EvalCallback", MaskableEvalCallback))
+        if args.vec_env == "envpool":
+            try:
+                check_envpool_env_id(args.env)
+            except (ImportError, ValueError) as error:
+                raise ZooError(f"--vec-env envpool: {error}") from None
+            # rl_zoo3 accepts dummy and subproc only: it builds the envs through dummy's path, answered by EnvPool
+            argv = [{"envpool": "dummy", "--vec-env=envpool": "--vec-env=dummy"}.get(arg, arg) for arg in argv]
+            envpool_envs = _training_envs_from_envpool(ExperimentManager.create_envs)
+            patches.enter_context(mock.patch.object(ExperimentManager, "create_envs", envpool_envs))
         _run_with_argv("sb3_gpg.train", argv, zoo_train)
 
 
 def enjoy(argv: list[str]) -> None:
-    """``rl_zoo3.enjoy`` with GPG registered."""
+    """``rl_zoo3.enjoy`` with GPG registered; for ``--algo gpg_mask``, every action is predicted with the env's masks."""
     from rl_zoo3.enjoy import enjoy as zoo_enjoy
 
-    _run_with_argv("sb3_gpg.enjoy", argv, zoo_enjoy)
+    if _parse_train_arguments(argv).algo != "gpg_mask":
+        _run_with_argv("sb3_gpg.enjoy", argv, zoo_enjoy)
+        return
+    from rl_zoo3 import enjoy as zoo_enjoy_module
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    envs = []  # the env rl_zoo3's enjoy plays in
+    create = zoo_enjoy_module.create_test_env
+
+    def create_test_env(*args, **kwargs):
+        envs.append(create(*args, **kwargs))
+        return envs[-1]
+
+    predict = MaskableGPG.predict
+
+    def predict_with_masks(model, observation, state=None, episode_start=None, deterministic=False, action_masks=None):
+        if action_masks is None and envs:
+            action_masks = get_action_masks(envs[-1])
+        return predict(model, observation, state, episode_start, deterministic, action_masks)
+
+    with (
+        mock.patch.object(zoo_enjoy_module, "create_test_env", create_test_env),
+        mock.patch.object(MaskableGPG, "predict", predict_with_masks),
+    ):
+        _run_with_argv("sb3_gpg.enjoy", argv, zoo_enjoy)
 
 
 def record_video(argv: list[str]) -> None:
