@@ -312,8 +312,7 @@ class GPG(OnPolicyAlgorithm):
 
             with th.no_grad():
                 obs_tensor = obs_as_tensor(self._last_obs, self.device)  # type: ignore[arg-type]
-                policy_inputs = self._rollout_policy_inputs(env)
-                actions, log_probs = self.policy.sample_actions(obs_tensor, **policy_inputs)
+                actions, log_probs, stored_with_step = self._sample_actions(obs_tensor, env)
             actions = actions.cpu().numpy()
 
             clipped_actions = actions
@@ -345,7 +344,7 @@ class GPG(OnPolicyAlgorithm):
                 self._last_episode_starts,  # type: ignore[arg-type]
                 no_values,
                 log_probs,
-                **policy_inputs,
+                **stored_with_step,
             )
             self._last_obs = new_obs  # type: ignore[assignment]
             self._last_episode_starts = dones
@@ -364,24 +363,35 @@ class GPG(OnPolicyAlgorithm):
 
         return True
 
-    def _rollout_policy_inputs(self, env: VecEnv) -> dict[str, Any]:
-        """
-        :return: what the policy takes besides the observation at a rollout step, stored with the step in the rollout
-            buffer (none for GPG; MaskableGPG's action masks)
-        """
-        return {}
+    # What MaskableGPG and RecurrentGPG change in the rollout and the update
 
-    def _minibatch_policy_inputs(self, rollout_data: Any) -> dict[str, Any]:
+    def _sample_actions(self, obs_tensor: th.Tensor, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
         """
-        :return: the stored inputs of ``_rollout_policy_inputs`` for a minibatch, for ``evaluate_actions``
+        :return: the policy's actions at a rollout step, their log probabilities, and what the rollout buffer stores
+            with the step besides SB3's fields (nothing for GPG; MaskableGPG's action masks, RecurrentGPG's LSTM states)
         """
-        return {}
+        actions, log_probs = self.policy.sample_actions(obs_tensor)
+        return actions, log_probs, {}
+
+    def _evaluate_actions(self, rollout_data: Any, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor | None]:
+        """
+        :return: log probabilities and entropies of a minibatch's actions under the current policy
+        """
+        _, log_prob, entropy = self.policy.evaluate_actions(rollout_data.observations, actions)
+        return log_prob, entropy
+
+    def _loss_mask(self, rollout_data: Any) -> th.Tensor | None:
+        """
+        :return: which rows of a minibatch enter the loss (RecurrentGPG's padding of sequences), or None for all
+        """
+        return None
 
     def train(self) -> None:
         """
         Update policy using the currently gathered rollout buffer.
 
-        PPO's update loop with the value loss removed: clipped surrogate plus entropy bonus.
+        PPO's update loop with the value loss removed: clipped surrogate plus entropy bonus. The means run over the
+        rows of ``_loss_mask`` (all but RecurrentGPG's padding), as in RecurrentPPO.
         """
         # Switch to train mode (this affects batch norm / dropout)
         self.policy.set_training_mode(True)
@@ -405,14 +415,13 @@ class GPG(OnPolicyAlgorithm):
                     # Convert discrete action from float to long
                     actions = rollout_data.actions.long().flatten()
 
-                _, log_prob, entropy = self.policy.evaluate_actions(
-                    rollout_data.observations, actions, **self._minibatch_policy_inputs(rollout_data)
-                )
+                log_prob, entropy = self._evaluate_actions(rollout_data, actions)
+                mask = self._loss_mask(rollout_data)
                 # Normalize advantage
                 advantages = rollout_data.advantages
                 # Normalization does not make sense if mini batchsize == 1, see GH issue #325
-                if self.normalize_advantage and len(advantages) > 1:
-                    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+                if self.normalize_advantage and len(_rows(advantages, mask)) > 1:
+                    advantages = (advantages - _rows(advantages, mask).mean()) / (_rows(advantages, mask).std() + 1e-8)
 
                 # ratio between old and new policy, should be one at the first iteration
                 ratio = th.exp(log_prob - rollout_data.old_log_prob)
@@ -420,19 +429,19 @@ class GPG(OnPolicyAlgorithm):
                 # clipped surrogate loss
                 policy_loss_1 = advantages * ratio
                 policy_loss_2 = advantages * th.clamp(ratio, 1 - clip_range, 1 + clip_range)
-                policy_loss = -th.min(policy_loss_1, policy_loss_2).mean()
+                policy_loss = -_rows(th.min(policy_loss_1, policy_loss_2), mask).mean()
 
                 # Logging
                 pg_losses.append(policy_loss.item())
-                clip_fraction = th.mean((th.abs(ratio - 1) > clip_range).float()).item()
+                clip_fraction = th.mean(_rows((th.abs(ratio - 1) > clip_range).float(), mask)).item()
                 clip_fractions.append(clip_fraction)
 
                 # Entropy loss favor exploration
                 if entropy is None:
                     # Approximate entropy when no analytical form
-                    entropy_loss = -th.mean(-log_prob)
+                    entropy_loss = -th.mean(_rows(-log_prob, mask))
                 else:
-                    entropy_loss = -th.mean(entropy)
+                    entropy_loss = -th.mean(_rows(entropy, mask))
 
                 entropy_losses.append(entropy_loss.item())
 
@@ -442,7 +451,7 @@ class GPG(OnPolicyAlgorithm):
                 # see issue #417: https://github.com/DLR-RM/stable-baselines3/issues/417
                 with th.no_grad():
                     log_ratio = log_prob - rollout_data.old_log_prob
-                    approx_kl_div = th.mean((th.exp(log_ratio) - 1) - log_ratio).cpu().numpy()
+                    approx_kl_div = th.mean(_rows((th.exp(log_ratio) - 1) - log_ratio, mask)).cpu().numpy()
                     approx_kl_divs.append(approx_kl_div)
 
                 if self.target_kl is not None and approx_kl_div > 1.5 * self.target_kl:
@@ -548,6 +557,13 @@ class GPG(OnPolicyAlgorithm):
             return super().load(path, env, device, custom_objects, print_system_info, force_reset, **kwargs)
         except ForeignPolicyError:
             raise ValueError(foreign_model_message(path, cls.__name__)) from None
+
+
+def _rows(tensor: th.Tensor, mask: th.Tensor | None) -> th.Tensor:
+    """
+    :return: the tensor's rows that the mask keeps (all with no mask)
+    """
+    return tensor if mask is None else tensor[mask]
 
 
 def foreign_model_message(path: Any, class_name: str) -> str:

@@ -150,16 +150,22 @@ class MaskableGPG(GPG):
             _init_setup_model=_init_setup_model,
         )
 
-    def _rollout_policy_inputs(self, env: VecEnv) -> dict[str, Any]:
+    def _sample_actions(self, obs_tensor: th.Tensor, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
         """
-        :return: the env's action masks, checked, unless this learn() call has ``use_masking=False``
+        :return: actions within the env's action masks (checked; none under ``use_masking=False``), their log
+            probabilities, and the masks, to be stored with the step
         """
         if not self._use_masking:
-            return {}
-        return {"action_masks": check_action_masks(get_action_masks(env), self.action_space, env.num_envs)}
+            return super()._sample_actions(obs_tensor, env)
+        action_masks = check_action_masks(get_action_masks(env), self.action_space, env.num_envs)
+        actions, log_probs = self.policy.sample_actions(obs_tensor, action_masks=action_masks)
+        return actions, log_probs, {"action_masks": action_masks}
 
-    def _minibatch_policy_inputs(self, rollout_data: Any) -> dict[str, Any]:
-        return {"action_masks": rollout_data.action_masks}
+    def _evaluate_actions(self, rollout_data: Any, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor | None]:
+        _, log_prob, entropy = self.policy.evaluate_actions(
+            rollout_data.observations, actions, action_masks=rollout_data.action_masks
+        )
+        return log_prob, entropy
 
     def predict(  # type: ignore[override]
         self,
