@@ -4,10 +4,19 @@ from sb3_gpg.common.buffers import GroupDictRolloutBuffer, GroupRolloutBuffer
 from sb3_gpg.common.envpool import EnvPoolVecEnv, make_envpool_env
 from sb3_gpg.gpg import GPG
 from sb3_gpg.gpg_mask import MaskableGPG
+from sb3_gpg.gpg_recurrent import RecurrentGPG
 
 # Read version from file
 version_file = os.path.join(os.path.dirname(__file__), "version.txt")
 with open(version_file) as file_handler:
     __version__ = file_handler.read().strip()
 
-__all__ = ["GPG", "EnvPoolVecEnv", "GroupDictRolloutBuffer", "GroupRolloutBuffer", "MaskableGPG", "make_envpool_env"]
+__all__ = [
+    "GPG",
+    "EnvPoolVecEnv",
+    "GroupDictRolloutBuffer",
+    "GroupRolloutBuffer",
+    "MaskableGPG",
+    "RecurrentGPG",
+    "make_envpool_env",
+]

@@ -93,6 +93,8 @@ class GroupRolloutBuffer(RolloutBuffer):
     :param advantage_scale: ``"none"``, or ``"bin_std"``: every advantage is divided by the standard deviation of
         the first-visit returns of the bin its baseline came from (the next coarser bin's where that one holds fewer
         than two returns or no spread; 1 where none has)
+    :param kwargs: keyword arguments of the next buffer class in the MRO (``hidden_state_shape`` for the recurrent
+        buffers)
     """
 
     def __init__(
@@ -110,6 +112,7 @@ class GroupRolloutBuffer(RolloutBuffer):
         min_bin_count: int = 1,
         truncated_returns: str = "keep",
         advantage_scale: str = "none",
+        **kwargs,
     ):
         self.bin_size = check_group_arguments(
             binning, bin_size, min_bin_count, truncated_returns, _flat_obs_dim(observation_space), advantage_scale
@@ -130,7 +133,14 @@ class GroupRolloutBuffer(RolloutBuffer):
         self.loss_mask: np.ndarray | None = None
         self._building_rollout_tensors = False
         super().__init__(
-            buffer_size, observation_space, action_space, device, gae_lambda=gae_lambda, gamma=gamma, n_envs=n_envs
+            buffer_size,
+            observation_space,
+            action_space,
+            device=device,
+            gae_lambda=gae_lambda,
+            gamma=gamma,
+            n_envs=n_envs,
+            **kwargs,
         )
 
     @staticmethod

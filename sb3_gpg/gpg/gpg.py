@@ -47,9 +47,10 @@ def _drop_critic_policy_kwargs(policy_kwargs: dict[str, Any] | None) -> tuple[di
     if isinstance(net_arch, dict):
         dropped += [f"net_arch['{key}']" for key in net_arch if key != "pi"]
         policy_kwargs["net_arch"] = list(net_arch.get("pi", []))
-    if "share_features_extractor" in policy_kwargs:
-        dropped.append("share_features_extractor")
-        del policy_kwargs["share_features_extractor"]
+    for name in ("share_features_extractor", "shared_lstm", "enable_critic_lstm"):  # the last two: RecurrentPPO's
+        if name in policy_kwargs:
+            dropped.append(name)
+            del policy_kwargs[name]
     return policy_kwargs, dropped
 
 
@@ -576,7 +577,7 @@ def foreign_model_message(path: Any, class_name: str) -> str:
     policy_class = (data or {}).get("policy_class")
     policy = f"{policy_class.__module__}.{policy_class.__qualname__}" if isinstance(policy_class, type) else repr(policy_class)
     if policy.startswith("sb3_gpg."):
-        saved_by = "MaskableGPG" if "Maskable" in policy else "GPG"
+        saved_by = "MaskableGPG" if "Maskable" in policy else "RecurrentGPG" if "Recurrent" in policy else "GPG"
         return (
             f"{path} holds a model saved by {saved_by} (policy {policy}), not by {class_name}: load it with "
             f"sb3_gpg.{saved_by}.load."
