@@ -1,10 +1,10 @@
 """
-RL Zoo integration: registers GPG and MaskableGPG in rl_zoo3, then runs rl_zoo3's own scripts.
+RL Zoo integration: registers GPG, MaskableGPG and RecurrentGPG in rl_zoo3, then runs rl_zoo3's own scripts.
 
 RL Zoo has no plugin mechanism: its ``ALGOS``, ``HYPERPARAMS_SAMPLER`` and ``HYPERPARAMS_CONVERTER`` are plain dicts,
 ``--algo`` choices are read from ``ALGOS`` when the parser is built, and the default config is rl_zoo3's own
 ``hyperparams/<algo>.yml``. So, as RL Zoo's maintainers advise for new algorithms (see its SBX guide), this module
-adds ``gpg`` and ``gpg_mask`` to those dicts, points ``--conf-file`` at the YAML shipped with sb3_gpg, checks the
+adds ``gpg``, ``gpg_mask`` and ``gpg_lstm`` to those dicts, points ``--conf-file`` at the YAML shipped with sb3_gpg, checks the
 GPG-specific input so that mistakes give one-line errors, and then hands over to rl_zoo3 unchanged. Every other
 algorithm keeps working through the same entry points.
 """
@@ -38,12 +38,14 @@ from sb3_gpg.common.buffers import has_image_space
 from sb3_gpg.common.envpool import check_envpool_env_id, make_envpool_env
 from sb3_gpg.gpg.gpg import GPG
 from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
+from sb3_gpg.gpg_recurrent.gpg_recurrent import RecurrentGPG
 
 GPG_HYPERPARAMS = Path(__file__).parent / "hyperparams" / "gpg.yml"
 # --algo name -> the algorithm and its default hyperparameter file
 GPG_ALGOS = {
     "gpg": (GPG, GPG_HYPERPARAMS),
     "gpg_mask": (MaskableGPG, Path(__file__).parent / "hyperparams" / "gpg_mask.yml"),
+    "gpg_lstm": (RecurrentGPG, Path(__file__).parent / "hyperparams" / "gpg_lstm.yml"),
 }
 # Keys of a YAML entry that RL Zoo consumes itself instead of passing them to the algorithm
 ZOO_KEYS = {
@@ -70,8 +72,8 @@ class ZooError(Exception):
 
 def register_gpg() -> None:
     """
-    Add GPG and MaskableGPG to rl_zoo3's algorithm, sampler and converter dicts (idempotent; rl_zoo3's files are not
-    edited). Both search the same space: MaskableGPG's arguments are GPG's less gSDE.
+    Add GPG, MaskableGPG and RecurrentGPG to rl_zoo3's algorithm, sampler and converter dicts (idempotent; rl_zoo3's
+    files are not edited). All three search GPG's space (the LSTM's size is left as the entry sets it).
     """
     from rl_zoo3 import hyperparams_opt, utils
 
@@ -147,7 +149,7 @@ def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str, algorithm: ty
     """
     :param hyperparams: one entry of a hyperparameter file, with the command line's overrides
     :param where: what to name in the error (file and entry)
-    :param algorithm: GPG or MaskableGPG
+    :param algorithm: GPG, MaskableGPG or RecurrentGPG
     :raises ZooError: for a key the algorithm does not know or a bad value of GPG's own arguments
     """
     known = gpg_parameter_names(algorithm)
@@ -225,8 +227,8 @@ def init_storage(storage: str, attempts: int = 10) -> None:
 
 def prepare_train(argv: list[str]) -> list[str]:
     """
-    Check a ``train`` command line and, for ``--algo gpg`` (``gpg_mask``) without ``--conf-file``, add sb3_gpg's
-    ``gpg.yml`` (``gpg_mask.yml``).
+    Check a ``train`` command line and, for ``--algo gpg`` (``gpg_mask``, ``gpg_lstm``) without ``--conf-file``, add
+    sb3_gpg's ``gpg.yml`` (``gpg_mask.yml``, ``gpg_lstm.yml``).
 
     :param argv: the rl_zoo3 train arguments
     :return: the arguments to give rl_zoo3

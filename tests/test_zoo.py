@@ -127,6 +127,17 @@ def test_maskable_gpg_trains_evaluates_and_enjoys_with_masks(tmp_path):
     assert episode_rewards == [20.0] * 5  # played with masks
 
 
+def test_recurrent_gpg_trains_and_enjoys(tmp_path):
+    env = ["--env", "CartPoleNoVel-v1", "-f", "logs"]
+    cli("sb3_gpg.train", "--algo", "gpg_lstm", *env, "-n", "4096", "--eval-freq", "2048", "--eval-episodes", "2", cwd=tmp_path)
+    run_folder = tmp_path / "logs" / "gpg_lstm" / "CartPoleNoVel-v1_1"
+    assert np.load(run_folder / "evaluations.npz")["results"].shape == (2, 2)
+    saved = yaml.load((run_folder / "CartPoleNoVel-v1" / "config.yml").read_text(), Loader=yaml.UnsafeLoader)
+    assert dict(saved)["n_steps"] == 256  # sb3_gpg's gpg_lstm.yml entry
+    result = cli("sb3_gpg.enjoy", "--algo", "gpg_lstm", *env, "--no-render", "-n", "200", cwd=tmp_path)
+    assert "Episode Reward" in result.stdout
+
+
 def test_ppo_through_the_same_entry_point(tmp_path):
     cli("sb3_gpg.train", "--algo", "ppo", *QUICK_TRAIN, "-f", "logs", cwd=tmp_path)
     assert (tmp_path / "logs" / "ppo" / "CartPole-v1_1" / "CartPole-v1.zip").exists()
