@@ -73,7 +73,7 @@ def invalid_action_count(env, actions: np.ndarray) -> int:
     return count
 
 
-def train_and_evaluate(env_id: str, algo: str, seed: int) -> list[dict]:
+def train_and_evaluate(env_id: str, algo: str, seed: int, overrides: dict | None = None) -> list[dict]:
     import torch as th
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.maskable.evaluation import evaluate_policy
@@ -82,7 +82,7 @@ def train_and_evaluate(env_id: str, algo: str, seed: int) -> list[dict]:
     from sb3_gpg import MaskableGPG
 
     th.set_num_threads(1)
-    settings = dict(ENVS[env_id])
+    settings = {**ENVS[env_id], **(overrides or {})}
     n_envs, iterations, eval_every = settings.pop("n_envs"), settings.pop("iterations"), settings.pop("eval_every")
     env = make_vec_env(lambda: make_env(env_id), n_envs=n_envs, seed=seed)
     eval_env = make_vec_env(lambda: make_env(env_id), n_envs=1, seed=seed + EVAL_SEED_OFFSET)
@@ -131,7 +131,7 @@ def report(out: Path) -> str:
     for (env_id, algo), cell_runs in sorted(cells.items(), key=lambda item: (item[0][0], list(ALGOS).index(item[0][1]))):
         final = [rows[-1]["eval_mean"] for rows in cell_runs]
         last = [np.mean([row["eval_mean"] for row in rows[-3:]]) for rows in cell_runs]
-        per_iteration = [rows[-1]["train_seconds"] / rows[-1]["iteration"] for rows in cell_runs]
+        per_iteration = [float(rows[-1]["train_seconds"]) / rows[-1]["iteration"] for rows in cell_runs]
         invalid = sum(int(rows[-1]["invalid_actions"]) for rows in cell_runs)
         lines.append(
             f"| {env_id} | {algo} | {len(cell_runs)} | {np.mean(final):.1f} +- {np.std(final):.1f} | "
@@ -174,6 +174,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/maskable"))
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--iterations", type=int, help="override every env's iterations (smoke tests)")
+    parser.add_argument("--n-steps", type=int, help="override every env's steps per env per rollout (smoke tests)")
     args = parser.parse_args()
     (args.out / "runs").mkdir(parents=True, exist_ok=True)
     if not args.report_only:
@@ -187,7 +189,10 @@ def main() -> None:
         print(f"{len(todo)} runs to do on {args.jobs} process(es)", flush=True)
         os.environ.setdefault("OMP_NUM_THREADS", "1")
         with ProcessPoolExecutor(args.jobs) as pool:
-            futures = {pool.submit(train_and_evaluate, *run): run for run in todo}
+            overrides = {key: value for key, value in (("iterations", args.iterations), ("n_steps", args.n_steps)) if value}
+            if args.iterations:
+                overrides["eval_every"] = 1
+            futures = {pool.submit(train_and_evaluate, *run, overrides): run for run in todo}
             for future in as_completed(futures):
                 env_id, algo, seed = futures[future]
                 rows = future.result()

@@ -101,7 +101,7 @@ def run_file(runs_dir: Path, run: tuple[str, str, int, int], suffix: str) -> Pat
 
 
 def shared_hyperparameters(
-    env_id: str, n_envs: int, n_steps: int | None, n_minibatches: int | None = None
+    env_id: str, n_envs: int, n_steps: int | None, n_minibatches: int | None = None, gamma: float | None = None
 ) -> tuple[dict[str, Any], bool]:
     """
     The keyword arguments GPG and PPO share on ``env_id``, and whether to normalise observations and rewards.
@@ -109,6 +109,7 @@ def shared_hyperparameters(
     :param n_steps: steps per env per rollout, instead of the settings'
     :param n_minibatches: minibatches per epoch (CleanRL's ``num_minibatches``), instead of the settings' minibatches
         or minibatch size: the minibatch then grows with ``n_envs`` and the number of updates per iteration does not
+    :param gamma: discount factor, instead of the settings'
     """
     from stable_baselines3.common.utils import LinearSchedule
 
@@ -123,6 +124,8 @@ def shared_hyperparameters(
     if n_minibatches:
         batch_size = max(n_steps * n_envs // n_minibatches, 2)
     kwargs = dict(settings, n_steps=n_steps, batch_size=batch_size)
+    if gamma is not None:
+        kwargs["gamma"] = gamma
     kwargs["learning_rate"] = LinearSchedule(learning_rate, 0.0, 1.0) if kind == "lin" else learning_rate
     return kwargs, normalize
 
@@ -197,7 +200,9 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
     if deadline is not None and time.time() > deadline:
         return None
     th.set_num_threads(1)
-    kwargs, normalize = shared_hyperparameters(env_id, n_envs, args.get("n_steps"), args.get("n_minibatches"))
+    kwargs, normalize = shared_hyperparameters(
+        env_id, n_envs, args.get("n_steps"), args.get("n_minibatches"), args.get("gamma")
+    )
     kwargs.update(seed=seed, device="cpu")
     steps_per_iteration = kwargs["n_steps"] * n_envs
 
@@ -451,6 +456,12 @@ def main() -> None:
         "reach (e.g. benchmarks/paper/checks/<name>), as their run names are the grid's",
     )
     parser.add_argument(
+        "--gamma",
+        type=float,
+        help="override the discount factor of both algorithms (a shared setting); give the runs their own --out, as for "
+        "--n-minibatches",
+    )
+    parser.add_argument(
         "--vec-env",
         default="dummy",
         choices=["dummy", "envpool"],
@@ -496,7 +507,7 @@ def main() -> None:
     deadline = None if args.stop_after is None else time.time() + 60 * args.stop_after
     runs_dir = args.out / "runs"
     settings = dict(iterations=args.iterations, eval_every=args.eval_every, eval_episodes=args.eval_episodes,
-                    n_steps=args.n_steps, n_minibatches=args.n_minibatches, runs_dir=str(runs_dir),
+                    n_steps=args.n_steps, n_minibatches=args.n_minibatches, gamma=args.gamma, runs_dir=str(runs_dir),
                     deadline=deadline, vec_env=args.vec_env)  # fmt: skip
     # Smaller groups first, and each seed's algorithms together, so that an interrupted grid still compares them
     runs = [

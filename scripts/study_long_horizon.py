@@ -30,13 +30,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchmark_paper import plots, read_csv
 
 VARIANTS = ["gpg", "gpg_bootstrap", "gpg_time_mask", "gpg_bin_std", "gpg_loo_min2", "gpg_bootstrap_bin_std"]
-# stage -> cells: (env id, env counts, algorithms)
+# stage -> cells: (env id, env counts, algorithms, options of benchmark_paper.py); a cell with options writes into
+# its own folder, <env id>_<options>, since its run names are those of the stage's other cells
 STAGES = {
     "screen": [
-        ("CartPole-v1", (4, 16), [*VARIANTS, "ppo"]),
-        ("Acrobot-v1", (4, 16), [*VARIANTS, "ppo"]),
-        ("LunarLander-v3", (16,), [*VARIANTS, "ppo"]),
-        ("HalfCheetah-v5", (4,), [*VARIANTS, "ppo"]),
+        ("CartPole-v1", (4, 16), [*VARIANTS, "ppo"], ()),
+        ("Acrobot-v1", (4, 16), [*VARIANTS, "ppo"], ()),
+        ("LunarLander-v3", (16,), [*VARIANTS, "ppo"], ()),
+        ("HalfCheetah-v5", (4,), [*VARIANTS, "ppo"], ()),
+    ],
+    # A shared setting: a lower discount for both algorithms (critic-free methods are reported to gain more from it)
+    "gamma": [
+        ("LunarLander-v3", (16,), ["gpg", "gpg_bootstrap", "ppo"], ("--gamma", "0.99")),
+        ("HalfCheetah-v5", (4,), ["gpg", "gpg_bootstrap", "ppo"], ("--gamma", "0.9")),
     ],
 }
 LAST = 5  # evaluations in the headline mean
@@ -44,9 +50,10 @@ LAST = 5  # evaluations in the headline mean
 
 def run_stage(args: argparse.Namespace, passed_on: list[str]) -> None:
     deadline = None if args.stop_after is None else time.time() + 60 * args.stop_after
-    for env_id, env_counts, algos in STAGES[args.stage]:
+    for env_id, env_counts, algos, options in STAGES[args.stage]:
         if args.envs and env_id not in args.envs:
             continue
+        folder = "_".join([env_id, *(option.lstrip("-") for option in options)])
         command = [
             sys.executable,
             str(Path(__file__).resolve().parent / "benchmark_paper.py"),
@@ -56,7 +63,8 @@ def run_stage(args: argparse.Namespace, passed_on: list[str]) -> None:
             "--algos", *algos,
             "--vec-env", args.vec_env,
             "--jobs", str(args.jobs),
-            "--out", str(args.out / env_id),
+            "--out", str(args.out / folder),
+            *options,
             *passed_on,
         ]  # fmt: skip
         if deadline is not None:
@@ -69,14 +77,14 @@ def run_stage(args: argparse.Namespace, passed_on: list[str]) -> None:
 
 
 def summarise(out: Path) -> dict[tuple[str, int, str], dict[str, list[float]]]:
-    """(env, n_envs, algo) -> per training seed: last-five mean, final and best evaluation, training wall time."""
+    """(env folder, n_envs, algo) -> per training seed: last-five mean, final and best evaluation, training wall time."""
     cells: dict[tuple[str, int, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for path in sorted(out.glob("*/runs/*.csv")):
         if path.name.endswith(".partial.csv"):
             continue
         rows = sorted(read_csv(path), key=lambda row: row["iteration"])
         values = [row["eval_mean"] for row in rows]
-        cell = cells[(rows[0]["env"], rows[0]["n_envs"], rows[0]["algo"])]
+        cell = cells[(path.parent.parent.name, rows[0]["n_envs"], rows[0]["algo"])]  # env, and options if any
         cell["last"].append(float(np.mean(values[-LAST:])))
         cell["final"].append(values[-1])
         cell["best"].append(max(values))

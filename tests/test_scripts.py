@@ -145,3 +145,29 @@ def test_paper_benchmark_verify(tmp_path):
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     assert "seed1: iteration 1" in result.stdout and "DIFFERENT" in result.stdout
     assert "1 of 2 finished runs reproduced" in result.stdout
+
+
+def test_long_horizon_study_smoke(tmp_path):
+    run(str(SCRIPTS / "study_long_horizon.py"), "run", "--stage", "gamma", "--envs", "LunarLander-v3", "--seeds", "0",
+        "--jobs", "1", "--iterations", "2", "--eval-every", "1", "--n-steps", "16", "--out", "out", cwd=tmp_path)  # fmt: skip
+    results = (tmp_path / "out" / "results.md").read_text()
+    assert "## LunarLander-v3_gamma_0.99" in results  # a cell with a shared setting changed has its own folder
+    assert all(f"| 16 | {algo} | 0 |" in results for algo in ("gpg", "gpg_bootstrap", "ppo"))
+
+
+def test_paper_benchmark_gamma_overrides_both_algorithms():
+    sys.path.insert(0, str(SCRIPTS))
+    from benchmark_paper import shared_hyperparameters
+
+    assert shared_hyperparameters("LunarLander-v3", 16, None)[0]["gamma"] == 0.999
+    assert shared_hyperparameters("LunarLander-v3", 16, None, None, 0.99)[0]["gamma"] == 0.99
+
+
+def test_maskable_benchmark_smoke(tmp_path):
+    args = [str(SCRIPTS / "benchmark_maskable.py"), "--envs", "InvalidActionEnvDiscrete", "Taxi-v4", "--algos", "gpg_mask",
+            "ppo_mask", "--seeds", "0", "--jobs", "1", "--iterations", "2", "--n-steps", "16", "--out", "out"]  # fmt: skip
+    assert "4 runs to do" in run(*args, cwd=tmp_path)
+    results = (tmp_path / "out" / "results.md").read_text()
+    assert "| Taxi-v4 | gpg_mask | 1 |" in results and "| InvalidActionEnvDiscrete | ppo_mask | 1 |" in results
+    assert (tmp_path / "out" / "curves.png").stat().st_size > 10_000
+    assert "0 runs to do" in run(*args, cwd=tmp_path)
