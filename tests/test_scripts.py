@@ -163,11 +163,18 @@ def test_paper_benchmark_gamma_overrides_both_algorithms():
     assert shared_hyperparameters("LunarLander-v3", 16, None, None, 0.99)[0]["gamma"] == 0.99
 
 
-def test_maskable_benchmark_smoke(tmp_path):
-    args = [str(SCRIPTS / "benchmark_maskable.py"), "--envs", "InvalidActionEnvDiscrete", "Taxi-v4", "--algos", "gpg_mask",
-            "ppo_mask", "--seeds", "0", "--jobs", "1", "--iterations", "2", "--n-steps", "16", "--out", "out"]  # fmt: skip
-    assert "4 runs to do" in run(*args, cwd=tmp_path)
+@pytest.mark.parametrize(
+    "family, envs, algos",
+    [
+        ("maskable", ["InvalidActionEnvDiscrete", "Taxi-v4"], ["gpg_mask", "ppo_mask"]),
+        ("recurrent", ["CartPoleNoVel-v1"], ["gpg_lstm", "ppo_lstm"]),
+    ],
+)
+def test_contrib_benchmark_smoke(tmp_path, family, envs, algos):
+    args = [str(SCRIPTS / "benchmark_contrib.py"), "--family", family, "--envs", *envs, "--algos", *algos, "--seeds", "0",
+            "--jobs", "1", "--iterations", "2", "--n-steps", "16", "--out", "out"]  # fmt: skip
+    assert f"{2 * len(envs)} runs to do" in run(*args, cwd=tmp_path)
     results = (tmp_path / "out" / "results.md").read_text()
-    assert "| Taxi-v4 | gpg_mask | 1 |" in results and "| InvalidActionEnvDiscrete | ppo_mask | 1 |" in results
+    assert all(f"| {env} | {algo} | 1 |" in results for env in envs for algo in algos)
     assert (tmp_path / "out" / "curves.png").stat().st_size > 10_000
     assert "0 runs to do" in run(*args, cwd=tmp_path)

@@ -1,0 +1,249 @@
+"""
+sb3_gpg's counterparts of sb3-contrib's algorithms beside them, with the same settings, seeds, budget and evaluation:
+
+- ``--family maskable``: MaskableGPG and MaskablePPO on sb3-contrib's three invalid-action envs and Gymnasium's Taxi
+  (a small puzzle whose info gives the legal moves; without masks, illegal pick-ups and drop-offs cost 10 each).
+  Evaluated with masks; the invalid actions taken in training are counted.
+- ``--family recurrent``: RecurrentGPG and RecurrentPPO (each with its defaults for the critic: RecurrentPPO has a
+  critic LSTM) on RL Zoo's partially observed CartPoleNoVel-v1 and PendulumNoVel-v1.
+
+Each run is evaluated (deterministic, on its own evaluation seeds) after every ``eval_every`` iterations, in its own
+process, which reports its peak resident memory. Writes into --out (default benchmarks/<family>):
+runs/<env>__<algo>__seed<k>.csv (finished runs are not run again), results.md (final and last-three mean evaluation,
+mean +- std over seeds; training seconds per iteration; policy parameters; peak memory) and curves.png.
+
+    python scripts/benchmark_contrib.py --family maskable --seeds 0 1 2 3 --jobs 2
+    python scripts/benchmark_contrib.py --family recurrent --seeds 0 1 2 3 --jobs 2
+    python scripts/benchmark_contrib.py --family recurrent --report-only
+"""
+
+import argparse
+import multiprocessing
+import os
+import resource
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmark_paper import read_csv, write_csv
+
+# sb3-contrib's test settings for the invalid-action envs (gamma 0.4, rollouts of 2,048 samples, PPO's other defaults);
+# Taxi: 8 envs x 256 steps, entropy bonus 0.01
+INVALID = dict(n_envs=4, n_steps=512, batch_size=64, n_epochs=10, gamma=0.4, ent_coef=0.0, iterations=5, eval_every=1)
+TAXI = dict(n_envs=8, n_steps=256, batch_size=256, n_epochs=10, gamma=0.99, ent_coef=0.01, iterations=100, eval_every=10)
+# hyperparams/gpg_lstm.yml's entries (from RL Zoo's RecurrentPPO ones), without observation normalisation
+LSTM_KWARGS = dict(lstm_hidden_size=64, ortho_init=False)
+CARTPOLE_NOVEL = dict(n_envs=8, n_steps=256, batch_size=512, n_epochs=10, gamma=0.98, learning_rate=1e-3, iterations=50,
+                      eval_every=5, policy_kwargs=dict(net_arch=[64], **LSTM_KWARGS))  # fmt: skip
+PENDULUM_NOVEL = dict(n_envs=4, n_steps=1024, n_epochs=10, gamma=0.9, learning_rate=1e-3, use_sde=True, sde_sample_freq=4,
+                      iterations=25, eval_every=5, policy_kwargs=dict(net_arch=[64], **LSTM_KWARGS))  # fmt: skip
+FAMILIES = {
+    "maskable": dict(
+        envs={
+            "InvalidActionEnvDiscrete": INVALID,
+            "InvalidActionEnvMultiDiscrete": INVALID,
+            "InvalidActionEnvMultiBinary": INVALID,
+            "Taxi-v4": TAXI,
+        },
+        # GPG's defaults, and state binning (the exact discrete state, with a global fallback under 2 returns)
+        algos={"gpg_mask": {}, "gpg_mask_state": dict(binning="state", min_bin_count=2), "ppo_mask": {}},
+    ),
+    "recurrent": dict(
+        envs={"CartPoleNoVel-v1": CARTPOLE_NOVEL, "PendulumNoVel-v1": PENDULUM_NOVEL},
+        algos={"gpg_lstm": {}, "ppo_lstm": {}},
+    ),
+}
+EVAL_EPISODES = 20
+EVAL_SEED_OFFSET = 10_000
+
+
+def make_env(env_id: str):
+    import gymnasium as gym
+    from sb3_contrib.common.envs import InvalidActionEnvDiscrete, InvalidActionEnvMultiBinary, InvalidActionEnvMultiDiscrete
+
+    from sb3_gpg.common.maskable.wrappers import ActionMaskFromInfo
+
+    if env_id == "InvalidActionEnvDiscrete":
+        return InvalidActionEnvDiscrete(dim=80, n_invalid_actions=60)
+    if env_id == "InvalidActionEnvMultiDiscrete":
+        return InvalidActionEnvMultiDiscrete(dims=[4, 4, 4], n_invalid_actions=6)
+    if env_id == "InvalidActionEnvMultiBinary":
+        return InvalidActionEnvMultiBinary(dims=4, n_invalid_actions=2)
+    if env_id == "Taxi-v4":
+        return ActionMaskFromInfo(gym.make(env_id))
+    import rl_zoo3.import_envs  # noqa: F401 (registers the NoVel envs)
+
+    return gym.make(env_id)
+
+
+def invalid_action_count(env, actions: np.ndarray) -> int:
+    """Actions the envs' current masks forbid (sb3-contrib's flat mask layout)."""
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    from sb3_gpg.common.maskable.utils import mask_sizes
+
+    masks, offset, count = get_action_masks(env), 0, 0
+    for size, choices in zip(mask_sizes(env.action_space), np.reshape(actions, (env.num_envs, -1)).T, strict=True):
+        count += int((~masks[np.arange(env.num_envs), offset + choices.astype(int)]).sum())
+        offset += size
+    return count
+
+
+def train_and_evaluate(family: str, env_id: str, algo: str, seed: int, overrides: dict | None = None) -> list[dict]:
+    import torch as th
+    from sb3_contrib import MaskablePPO, RecurrentPPO
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from sb3_gpg import MaskableGPG, RecurrentGPG
+
+    th.set_num_threads(1)
+    settings = {**FAMILIES[family]["envs"][env_id], **(overrides or {})}
+    n_envs, iterations, eval_every = settings.pop("n_envs"), settings.pop("iterations"), settings.pop("eval_every")
+    env = make_vec_env(lambda: make_env(env_id), n_envs=n_envs, seed=seed)
+    eval_env = make_vec_env(lambda: make_env(env_id), n_envs=1, seed=seed + EVAL_SEED_OFFSET)
+    algorithm = {"gpg_lstm": RecurrentGPG, "ppo_lstm": RecurrentPPO, "ppo_mask": MaskablePPO}.get(algo, MaskableGPG)
+    policy = "MlpLstmPolicy" if family == "recurrent" else "MlpPolicy"
+    model = algorithm(policy, env, seed=seed, device="cpu", **settings, **FAMILIES[family]["algos"][algo])
+
+    invalid = [0]  # invalid actions sent to the training envs
+    if family == "maskable":
+        from sb3_contrib.common.maskable.evaluation import evaluate_policy
+
+        real_step_async = env.step_async
+
+        def step_async(actions):
+            invalid[0] += invalid_action_count(env, actions)
+            real_step_async(actions)
+
+        env.step_async = step_async
+    else:
+        from stable_baselines3.common.evaluation import evaluate_policy
+    rows, train_seconds = [], 0.0
+    for iteration in range(eval_every, iterations + 1, eval_every):
+        start = time.perf_counter()
+        model.learn(eval_every * model.n_steps * n_envs, reset_num_timesteps=False)
+        train_seconds += time.perf_counter() - start
+        mean, std = evaluate_policy(model, eval_env, n_eval_episodes=EVAL_EPISODES, warn=False)
+        rows.append(
+            dict(
+                env=env_id, algo=algo, seed=seed, iteration=iteration, env_steps=model.num_timesteps,
+                train_seconds=round(train_seconds, 2), eval_mean=mean, eval_std=std, invalid_actions=invalid[0],
+                parameters=sum(p.numel() for p in model.policy.parameters()),
+                peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                buffer_mb=round(sum(array.nbytes for array in vars(model.rollout_buffer).values()
+                                    if isinstance(array, np.ndarray)) / 2**20, 2),
+            )
+        )  # fmt: skip
+    return rows
+
+
+def report(family: str, out: Path) -> str:
+    algos = list(FAMILIES[family]["algos"])
+    runs = [read_csv(path) for path in sorted((out / "runs").glob("*.csv"))]
+    lines = [
+        f"# {family}: sb3_gpg beside sb3-contrib",
+        "",
+        f"Deterministic evaluation{' with masks' if family == 'maskable' else ''}, {EVAL_EPISODES} episodes on separate "
+        "seeds; mean +- std over training seeds (n). *last 3*: mean of the last three evaluations; *s / iter*: "
+        "training wall time per iteration (rollout and update, one torch thread, two runs at a time on 2 cores); "
+        "*invalid*: invalid actions taken in training; *buffer MB*: the rollout buffer's arrays; *peak MB*: peak "
+        "resident memory of the run's process (python, torch and the envs included), mean over seeds.",
+        "",
+        "| env | algo | n | final | last 3 | s / iter | invalid | parameters | buffer MB | peak MB |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    cells: dict[tuple[str, str], list[list[dict]]] = {}
+    for rows in runs:
+        cells.setdefault((rows[0]["env"], rows[0]["algo"]), []).append(rows)
+    for (env_id, algo), cell_runs in sorted(cells.items(), key=lambda item: (item[0][0], algos.index(item[0][1]))):
+        final = [rows[-1]["eval_mean"] for rows in cell_runs]
+        last = [np.mean([row["eval_mean"] for row in rows[-3:]]) for rows in cell_runs]
+        per_iteration = [float(rows[-1]["train_seconds"]) / rows[-1]["iteration"] for rows in cell_runs]
+        invalid = sum(int(rows[-1]["invalid_actions"]) for rows in cell_runs)
+        peak, buffer = (
+            np.mean([float(rows[-1].get(key, "nan")) for rows in cell_runs]) for key in ("peak_rss_mb", "buffer_mb")
+        )
+        lines.append(
+            f"| {env_id} | {algo} | {len(cell_runs)} | {np.mean(final):.1f} +- {np.std(final):.1f} | "
+            f"{np.mean(last):.1f} +- {np.std(last):.1f} | {np.mean(per_iteration):.3f} | {invalid} | "
+            f"{int(cell_runs[0][-1]['parameters'])} | {buffer:.2f} | {peak:.0f} |"
+        )
+    plot(cells, algos, out)
+    return "\n".join(lines) + "\n"
+
+
+def plot(cells: dict[tuple[str, str], list[list[dict]]], algos: list[str], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    env_ids = sorted({env_id for env_id, _ in cells})
+    figure, axes = plt.subplots(1, len(env_ids), figsize=(4.5 * len(env_ids), 3.6), squeeze=False)
+    for axis, env_id in zip(axes[0], env_ids, strict=True):
+        for algo in algos:
+            if (env_id, algo) not in cells:
+                continue
+            runs = cells[(env_id, algo)]
+            steps = [row["env_steps"] for row in runs[0]]
+            values = np.array([[row["eval_mean"] for row in rows] for rows in runs])
+            axis.plot(steps, values.mean(axis=0), label=f"{algo} ({len(runs)})")
+            axis.fill_between(steps, values.min(axis=0), values.max(axis=0), alpha=0.2)
+        axis.set(title=env_id, xlabel="env steps", ylabel="evaluation return")
+        axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(out / "curves.png", dpi=100)
+    plt.close(figure)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--family", required=True, choices=list(FAMILIES))
+    parser.add_argument("--envs", nargs="+", help="a subset of the family's envs")
+    parser.add_argument("--algos", nargs="+", help="a subset of the family's algorithms")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--out", type=Path, help="default: benchmarks/<family>")
+    parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--iterations", type=int, help="override every env's iterations (smoke tests)")
+    parser.add_argument("--n-steps", type=int, help="override every env's steps per env per rollout (smoke tests)")
+    args = parser.parse_args()
+    family = FAMILIES[args.family]
+    for name, chosen, known in (("--envs", args.envs, family["envs"]), ("--algos", args.algos, family["algos"])):
+        if unknown := sorted(set(chosen or []) - set(known)):
+            parser.error(f"{name} {unknown} not in the {args.family} family: choose from {', '.join(known)}")
+    out = args.out or Path("benchmarks") / args.family
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    if not args.report_only:
+        todo = [
+            (env_id, algo, seed)
+            for env_id in args.envs or family["envs"]
+            for algo in args.algos or family["algos"]
+            for seed in args.seeds
+            if not (out / "runs" / f"{env_id}__{algo}__seed{seed}.csv").exists()
+        ]
+        print(f"{len(todo)} runs to do on {args.jobs} process(es)", flush=True)
+        overrides = {key: value for key, value in (("iterations", args.iterations), ("n_steps", args.n_steps)) if value}
+        if args.iterations:
+            overrides["eval_every"] = 1
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        # One process per run, so that each reports its own peak memory
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(args.jobs, mp_context=context, max_tasks_per_child=1) as pool:
+            futures = {pool.submit(train_and_evaluate, args.family, *run, overrides): run for run in todo}
+            for future in as_completed(futures):
+                env_id, algo, seed = futures[future]
+                rows = future.result()
+                write_csv(out / "runs" / f"{env_id}__{algo}__seed{seed}.csv", rows)
+                print(f"{env_id} {algo} seed {seed}: final {rows[-1]['eval_mean']:.1f}", flush=True)
+    text = report(args.family, out)
+    (out / "results.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
