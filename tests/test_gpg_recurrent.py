@@ -182,11 +182,6 @@ def test_critic_settings_are_ignored_with_one_warning():
     assert model.policy.lstm_critic is None
 
 
-def test_short_minibatches_warn_that_they_cut_sequences():
-    with pytest.warns(UserWarning, match=r"batch_size=32 is shorter than n_steps=64: .*backpropagation through time"):
-        RecurrentGPG("MlpLstmPolicy", "CartPole-v1", n_steps=64, batch_size=32)
-
-
 def test_non_recurrent_policy_is_refused():
     with pytest.raises(
         ValueError, match=r"RecurrentGPG needs an actor-only policy \(.*RecurrentActorOnlyPolicy\), got ActorOnlyPolicy"

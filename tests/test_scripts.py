@@ -166,7 +166,7 @@ def test_paper_benchmark_gamma_overrides_both_algorithms():
 @pytest.mark.parametrize(
     "family, envs, algos",
     [
-        ("maskable", ["InvalidActionEnvDiscrete", "Taxi-v4"], ["gpg_mask", "ppo_mask"]),
+        ("maskable", ["Taxi-v4"], ["gpg_mask", "ppo_mask"]),
         ("recurrent", ["CartPoleNoVel-v1"], ["gpg_lstm", "ppo_lstm"]),
     ],
 )

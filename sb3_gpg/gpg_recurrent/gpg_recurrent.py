@@ -1,5 +1,4 @@
 import inspect
-import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
 
@@ -35,8 +34,8 @@ class RecurrentGPG(GPG):
     :param learning_rate: The learning rate, it can be a function of the current progress remaining (from 1 to 0)
     :param n_steps: The number of steps to run for each environment per update; the group is the whole rollout,
         n_steps * n_envs samples
-    :param batch_size: Minibatch size, in samples (sequences are cut at minibatch borders, and resumed from the stored
-        LSTM states)
+    :param batch_size: Minibatch size, in samples, as RecurrentPPO's: any size works, as sequences cut at a minibatch's
+        border resume from the LSTM states stored there (backpropagation through time is truncated at the borders)
     :param n_epochs: Number of epoch when optimizing the surrogate loss
     :param gamma: Discount factor
     :param gae_lambda: PPO's; ignored (GPG's returns are Monte-Carlo)
@@ -144,14 +143,6 @@ class RecurrentGPG(GPG):
             advantage_scale=advantage_scale,
             _init_setup_model=_init_setup_model,
         )
-        if batch_size < n_steps:
-            warnings.warn(
-                f"batch_size={batch_size} is shorter than n_steps={n_steps}: each env's rollout is cut into minibatch "
-                "pieces, and backpropagation through time stops at their borders (each piece starts from the stored LSTM "
-                "states). A batch_size of at least n_steps keeps whole rollouts together, e.g. n_steps * n_envs / 4.",
-                UserWarning,
-                stacklevel=2,
-            )
 
     def _setup_model(self) -> None:
         if isinstance(self.policy_class, type) and issubclass(self.policy_class, RecurrentActorOnlyPolicy):
