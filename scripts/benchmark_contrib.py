@@ -15,6 +15,7 @@ mean +- std over seeds; training seconds per iteration; policy parameters; peak 
     python scripts/benchmark_contrib.py --family maskable --seeds 0 1 2 3 --jobs 2
     python scripts/benchmark_contrib.py --family recurrent --seeds 0 1 2 3 --jobs 2
     python scripts/benchmark_contrib.py --family recurrent --report-only
+    python scripts/benchmark_contrib.py --family maskable --timing 10   # seconds per iteration, alternated
 """
 
 import argparse
@@ -93,7 +94,11 @@ def invalid_action_count(env, actions: np.ndarray) -> int:
     return count
 
 
-def train_and_evaluate(family: str, env_id: str, algo: str, seed: int, overrides: dict | None = None) -> list[dict]:
+def build_model(family: str, env_id: str, algo: str, seed: int, overrides: dict | None = None):
+    """
+    :return: the algorithm on its training envs with the family's settings for the env, and the number of
+        iterations and the evaluation period
+    """
     import torch as th
     from sb3_contrib import MaskablePPO, RecurrentPPO
     from stable_baselines3.common.env_util import make_vec_env
@@ -104,10 +109,18 @@ def train_and_evaluate(family: str, env_id: str, algo: str, seed: int, overrides
     settings = {**FAMILIES[family]["envs"][env_id], **(overrides or {})}
     n_envs, iterations, eval_every = settings.pop("n_envs"), settings.pop("iterations"), settings.pop("eval_every")
     env = make_vec_env(lambda: make_env(env_id), n_envs=n_envs, seed=seed)
-    eval_env = make_vec_env(lambda: make_env(env_id), n_envs=1, seed=seed + EVAL_SEED_OFFSET)
     algorithm = {"gpg_lstm": RecurrentGPG, "ppo_lstm": RecurrentPPO, "ppo_mask": MaskablePPO}.get(algo, MaskableGPG)
     policy = "MlpLstmPolicy" if family == "recurrent" else "MlpPolicy"
     model = algorithm(policy, env, seed=seed, device="cpu", **settings, **FAMILIES[family]["algos"][algo])
+    return model, iterations, eval_every
+
+
+def train_and_evaluate(family: str, env_id: str, algo: str, seed: int, overrides: dict | None = None) -> list[dict]:
+    from stable_baselines3.common.env_util import make_vec_env
+
+    model, iterations, eval_every = build_model(family, env_id, algo, seed, overrides)
+    env, n_envs = model.get_env(), model.n_envs
+    eval_env = make_vec_env(lambda: make_env(env_id), n_envs=1, seed=seed + EVAL_SEED_OFFSET)
 
     invalid = [0]  # invalid actions sent to the training envs
     if family == "maskable":
@@ -139,6 +152,28 @@ def train_and_evaluate(family: str, env_id: str, algo: str, seed: int, overrides
             )
         )  # fmt: skip
     return rows
+
+
+def timing(family: str, env_ids: list[str], algos: list[str], repeats: int) -> str:
+    """
+    Seconds per training iteration (rollout and update) of each algorithm, measured in this one process with the
+    algorithms alternated (so that a change in the machine's load falls on all of them), after one warm-up iteration.
+
+    :return: a Markdown table of the medians over ``repeats`` iterations
+    """
+    lines = ["| env | " + " | ".join(f"{algo} s / iter" for algo in algos) + " |", "|---" * (len(algos) + 1) + "|"]
+    for env_id in env_ids:
+        models = {algo: build_model(family, env_id, algo, seed=0)[0] for algo in algos}
+        for model in models.values():
+            model.learn(model.n_steps * model.n_envs)  # warm-up
+        seconds: dict[str, list[float]] = {algo: [] for algo in algos}
+        for _ in range(repeats):
+            for algo, model in models.items():
+                start = time.perf_counter()
+                model.learn(model.n_steps * model.n_envs, reset_num_timesteps=False)
+                seconds[algo].append(time.perf_counter() - start)
+        lines.append(f"| {env_id} | " + " | ".join(f"{np.median(seconds[algo]):.3f}" for algo in algos) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def report(family: str, out: Path) -> str:
@@ -209,6 +244,12 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, help="default: benchmarks/<family>")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument(
+        "--timing",
+        type=int,
+        metavar="REPEATS",
+        help="only time the algorithms: median seconds per iteration over REPEATS alternated iterations, into timing.md",
+    )
     parser.add_argument("--iterations", type=int, help="override every env's iterations (smoke tests)")
     parser.add_argument("--n-steps", type=int, help="override every env's steps per env per rollout (smoke tests)")
     args = parser.parse_args()
@@ -218,6 +259,11 @@ def main() -> None:
             parser.error(f"{name} {unknown} not in the {args.family} family: choose from {', '.join(known)}")
     out = args.out or Path("benchmarks") / args.family
     (out / "runs").mkdir(parents=True, exist_ok=True)
+    if args.timing:
+        text = timing(args.family, args.envs or list(family["envs"]), args.algos or list(family["algos"]), args.timing)
+        (out / "timing.md").write_text(text)
+        print(text)
+        return
     if not args.report_only:
         todo = [
             (env_id, algo, seed)
