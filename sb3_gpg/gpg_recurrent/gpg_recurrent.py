@@ -1,6 +1,6 @@
 import inspect
 from collections.abc import Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import torch as th
 from sb3_contrib.common.recurrent.type_aliases import RNNStates
@@ -13,8 +13,6 @@ from sb3_gpg.common.recurrent.buffers import RecurrentGroupDictRolloutBuffer, Re
 from sb3_gpg.common.recurrent.policies import RecurrentActorOnlyPolicy
 from sb3_gpg.gpg.gpg import GPG
 from sb3_gpg.gpg_recurrent.policies import CnnLstmPolicy, MlpLstmPolicy, MultiInputLstmPolicy
-
-SelfRecurrentGPG = TypeVar("SelfRecurrentGPG", bound="RecurrentGPG")
 
 
 class RecurrentGPG(GPG):
