@@ -101,7 +101,12 @@ def run_file(runs_dir: Path, run: tuple[str, str, int, int], suffix: str) -> Pat
 
 
 def shared_hyperparameters(
-    env_id: str, n_envs: int, n_steps: int | None, n_minibatches: int | None = None, gamma: float | None = None
+    env_id: str,
+    n_envs: int,
+    n_steps: int | None,
+    n_minibatches: int | None = None,
+    gamma: float | None = None,
+    lr_schedule: str | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """
     The keyword arguments GPG and PPO share on ``env_id``, and whether to normalise observations and rewards.
@@ -110,6 +115,8 @@ def shared_hyperparameters(
     :param n_minibatches: minibatches per epoch (CleanRL's ``num_minibatches``), instead of the settings' minibatches
         or minibatch size: the minibatch then grows with ``n_envs`` and the number of updates per iteration does not
     :param gamma: discount factor, instead of the settings'
+    :param lr_schedule: ``"lin"`` (annealed linearly to 0 over the run) or ``"const"``, at the settings' rate,
+        instead of the settings' schedule
     """
     from stable_baselines3.common.utils import LinearSchedule
 
@@ -118,6 +125,7 @@ def shared_hyperparameters(
     settings.pop("n_steps")
     normalize = settings.pop("normalize", False)
     kind, learning_rate = settings.pop("learning_rate")
+    kind = lr_schedule or kind
     batch_size = settings.pop("batch_size", None)  # a fixed minibatch (RL Zoo's LunarLander entry), or
     minibatches_of_settings = settings.pop("n_minibatches", None)  # a fixed number of them (CleanRL)
     n_minibatches = n_minibatches or minibatches_of_settings
@@ -201,7 +209,7 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
         return None
     th.set_num_threads(1)
     kwargs, normalize = shared_hyperparameters(
-        env_id, n_envs, args.get("n_steps"), args.get("n_minibatches"), args.get("gamma")
+        env_id, n_envs, args.get("n_steps"), args.get("n_minibatches"), args.get("gamma"), args.get("lr_schedule")
     )
     kwargs.update(seed=seed, device="cpu")
     steps_per_iteration = kwargs["n_steps"] * n_envs
@@ -351,6 +359,25 @@ def summary(out: Path) -> str:
     )
 
 
+# Panels per row of a plot, so that a figure stays readable at page width
+PANELS_PER_ROW = 3
+
+
+def clipped_bottom(means: list[np.ndarray], lows: list[np.ndarray]) -> float | None:
+    """
+    Where a few low points (e.g. PPO's first LunarLander evaluations at 4 envs) stretch a panel's y axis to more than
+    three times the range of the rest, the axis stops a little below the rest.
+
+    :param means: the panel's mean curves
+    :param lows: the panel's band bottoms (minimum over seeds)
+    :return: the y axis' bottom, or None where nothing needs clipping
+    """
+    values = np.concatenate(means + lows)
+    bulk_low, top, lowest = float(np.percentile(values, 5)), float(np.max(values)), float(np.min(values))
+    bulk_range = max(top - bulk_low, 1.0)
+    return bulk_low - 0.25 * bulk_range if top - lowest > 3 * bulk_range else None
+
+
 def plots(rows: list[dict], out: Path) -> list[Path]:
     import matplotlib
 
@@ -362,11 +389,14 @@ def plots(rows: list[dict], out: Path) -> list[Path]:
         env_rows = [row for row in rows if row["env"] == env_id]
         counts = sorted({row["n_envs"] for row in env_rows})
         algos = sorted({row["algo"] for row in env_rows})
+        n_cols = min(PANELS_PER_ROW, len(counts))
+        n_rows = -(-len(counts) // n_cols)
         for x_key, x_label, suffix in (("iteration", "iteration", "iterations"), ("env_steps", "environment steps", "steps")):
-            figure, axes = plt.subplots(1, len(counts), figsize=(max(4 * len(counts), 6), 3.6), squeeze=False, sharey=True)
+            figure, axes = plt.subplots(n_rows, n_cols, figsize=(4.4 * n_cols, 3.4 * n_rows), squeeze=False)
             colors = {algo: f"C{index}" for index, algo in enumerate(algos)}
-            for axis, n_envs in zip(axes[0], counts, strict=True):
+            for axis, n_envs in zip(axes.ravel(), counts, strict=False):
                 seeds: dict[str, int] = {}
+                means, lows = [], []
                 for algo in algos:
                     runs = defaultdict(dict)
                     for row in env_rows:
@@ -379,23 +409,37 @@ def plots(rows: list[dict], out: Path) -> list[Path]:
                     axis.plot(xs, values.mean(axis=0), label=algo, color=colors[algo])
                     axis.fill_between(xs, values.min(axis=0), values.max(axis=0), alpha=0.2, color=colors[algo])
                     seeds[algo] = len(runs)
+                    means.append(values.mean(axis=0))
+                    lows.append(values.min(axis=0))
                 per_algo = ", ".join(f"{algo}: {n}" for algo, n in seeds.items())
                 if len(set(seeds.values())) == 1:
                     per_algo = f"{next(iter(seeds.values()))} each"
-                axis.set_title(f"{n_envs} envs (seeds: {per_algo})")
+                axis.set_title(f"{n_envs} envs (seeds: {per_algo})", fontsize=10)
                 axis.set_xlabel(x_label)
                 if x_key == "env_steps":
                     axis.set_xscale("log")
-            axes[0][0].set_ylabel("evaluation return")
+                bottom = clipped_bottom(means, lows) if means else None
+                if bottom is not None:
+                    lowest = float(np.min(np.concatenate(lows)))
+                    axis.set_ylim(bottom=bottom)
+                    axis.text(0.02, 0.02, f"y axis cut at {bottom:.0f} (lowest: {lowest:.0f})", transform=axis.transAxes,
+                              fontsize=8, color="0.35")  # fmt: skip
+            for axis in axes[:, 0]:
+                axis.set_ylabel("evaluation return")
             handles = {
-                label: handle for axis in axes[0] for handle, label in zip(*axis.get_legend_handles_labels(), strict=True)
+                label: handle for axis in axes.ravel() for handle, label in zip(*axis.get_legend_handles_labels(), strict=True)
             }
+            spare = axes.ravel()[len(counts) :]
+            for axis in spare:
+                axis.axis("off")
             figure.suptitle(f"{env_id}: mean over training seeds (band: min-max)")
             figure.tight_layout()
-            # Outside the axes, so that many variants (the ablation) hide no curve
-            figure.legend(handles.values(), handles.keys(), loc="center left", bbox_to_anchor=(1.0, 0.5))
+            if len(spare) > 0:  # in the empty panel
+                spare[0].legend(handles.values(), handles.keys(), loc="center")
+            else:  # outside the axes, so that many variants (the ablation) hide no curve
+                figure.legend(handles.values(), handles.keys(), loc="center left", bbox_to_anchor=(1.0, 0.5))
             path = out / f"{env_id}_{suffix}.png"
-            figure.savefig(path, dpi=110, bbox_inches="tight")
+            figure.savefig(path, dpi=100, bbox_inches="tight")
             plt.close(figure)
             written.append(path)
     return written
@@ -462,6 +506,12 @@ def main() -> None:
         "--n-minibatches",
     )
     parser.add_argument(
+        "--lr-schedule",
+        choices=["lin", "const"],
+        help="override the learning rate's schedule of both algorithms (at the settings' rate): annealed linearly to 0 "
+        "over the run, or constant; give the runs their own --out, as for --n-minibatches",
+    )
+    parser.add_argument(
         "--vec-env",
         default="dummy",
         choices=["dummy", "envpool"],
@@ -507,8 +557,8 @@ def main() -> None:
     deadline = None if args.stop_after is None else time.time() + 60 * args.stop_after
     runs_dir = args.out / "runs"
     settings = dict(iterations=args.iterations, eval_every=args.eval_every, eval_episodes=args.eval_episodes,
-                    n_steps=args.n_steps, n_minibatches=args.n_minibatches, gamma=args.gamma, runs_dir=str(runs_dir),
-                    deadline=deadline, vec_env=args.vec_env)  # fmt: skip
+                    n_steps=args.n_steps, n_minibatches=args.n_minibatches, gamma=args.gamma, lr_schedule=args.lr_schedule,
+                    runs_dir=str(runs_dir), deadline=deadline, vec_env=args.vec_env)  # fmt: skip
     # Smaller groups first, and each seed's algorithms together, so that an interrupted grid still compares them
     runs = [
         (env_id, algo, n_envs, seed)

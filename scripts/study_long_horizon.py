@@ -44,6 +44,10 @@ STAGES = {
         ("LunarLander-v3", (16,), ["gpg", "gpg_bootstrap", "ppo"], ("--gamma", "0.99")),
         ("HalfCheetah-v5", (4,), ["gpg", "gpg_bootstrap", "ppo"], ("--gamma", "0.9")),
     ],
+    # Another shared setting: RL Zoo's constant learning rate on LunarLander annealed to 0 (late-training stability)
+    "lr": [
+        ("LunarLander-v3", (16,), ["gpg", "gpg_bootstrap", "ppo"], ("--lr-schedule", "lin")),
+    ],
 }
 LAST = 5  # evaluations in the headline mean
 

@@ -163,6 +163,16 @@ def test_paper_benchmark_gamma_overrides_both_algorithms():
     assert shared_hyperparameters("LunarLander-v3", 16, None, None, 0.99)[0]["gamma"] == 0.99
 
 
+def test_paper_benchmark_lr_schedule_override():
+    sys.path.insert(0, str(SCRIPTS))
+    from benchmark_paper import shared_hyperparameters
+
+    assert shared_hyperparameters("LunarLander-v3", 16, None)[0]["learning_rate"] == 3e-4
+    annealed = shared_hyperparameters("LunarLander-v3", 16, None, lr_schedule="lin")[0]["learning_rate"]
+    assert annealed(1.0) == pytest.approx(3e-4) and annealed(0.0) == 0.0  # SB3's progress_remaining: 1 -> 0
+    assert shared_hyperparameters("CartPole-v1", 4, None, lr_schedule="const")[0]["learning_rate"] == 2.5e-4
+
+
 @pytest.mark.parametrize(
     "family, envs, algos",
     [
