@@ -510,6 +510,9 @@ def main(argv: list[str] | None = None) -> None:
     usage = f"usage: sb3-gpg {{{','.join(COMMANDS)}}} [rl_zoo3 arguments]; e.g. sb3-gpg train --algo gpg --env CartPole-v1"
     if not argv:
         sys.exit(usage)
+    if argv[0] in ("-h", "--help"):
+        print(f"{usage}\nEach command takes rl_zoo3's arguments and lists them with --help, e.g. sb3-gpg train --help")
+        return
     if argv[0] not in COMMANDS:
         close = difflib.get_close_matches(argv[0], COMMANDS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

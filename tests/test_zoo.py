@@ -161,6 +161,12 @@ def test_unknown_command_is_named(command, hint):
     assert str(exit_info.value).startswith(f"sb3-gpg: error: {command!r} is not a command{hint}; choose from train, enjoy")
 
 
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_console_script_help(flag, capsys):
+    main([flag])
+    assert capsys.readouterr().out.startswith("usage: sb3-gpg {train,enjoy,record_video,record_training,plots}")
+
+
 def test_console_script_trains(tmp_path):
     result = subprocess.run(
         [os.path.join(os.path.dirname(sys.executable), "sb3-gpg"), "train", "--algo", "gpg", *QUICK_TRAIN, "-f", "logs"],
