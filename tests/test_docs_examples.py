@@ -1,0 +1,157 @@
+"""
+Every code example of the README and of the documentation runs.
+
+The ```python blocks of README.md and of docs/**/*.md, and the ``.. code-block:: python`` blocks of docs/**/*.rst,
+are each executed in a fresh temporary folder, with tiny budgets: the integer literals given to ``learn(...)``,
+``total_timesteps=``, ``n_eval_episodes=`` and ``range(...)`` are capped (see ``CAPS``), so that an example that
+trains for a million steps trains for a few hundred, and every GPG, MaskableGPG and RecurrentGPG built by an example
+collects rollouts of at most ``ROLLOUT_CAP["n_steps"]`` steps per env and updates for at most
+``ROLLOUT_CAP["n_epochs"]`` epochs (their defaults, 2,048 steps and 10 epochs, would make each example's one rollout
+the slowest part); torch runs on one thread. A failure names the file, the block's number and its first line.
+Blocks in other languages (shell commands, BibTeX, YAML) are not run; each is reported as a skip with the reason
+(``pytest -rs``): the shell commands install packages or train for minutes, and .ci/run runs the main job and an RL Zoo
+command from the built wheel instead.
+"""
+
+import inspect
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch as th
+
+from sb3_gpg.gpg.gpg import GPG
+
+ROOT = Path(__file__).resolve().parent.parent
+# (pattern with the literal as group 2, cap): the budget of a doc example, whatever it says
+CAPS = (
+    (re.compile(r"(\.learn\(\s*(?:total_timesteps\s*=\s*)?)([\d_]+)"), 512),
+    (re.compile(r"(total_timesteps\s*=\s*)([\d_]+)"), 512),
+    (re.compile(r"(n_eval_episodes\s*=\s*)([\d_]+)"), 2),
+    (re.compile(r"(\brange\()([\d_]+)(?=\))"), 2),
+)
+ROLLOUT_CAP = {"n_steps": 64, "n_epochs": 2}
+RST_CODE_BLOCK = re.compile(r"^(\s*)\.\. code-block::\s*(\S+)\s*$")
+MARKDOWN_FENCE = re.compile(r"^(\s*)```\s*(\S*)")
+NOT_RUN = {
+    "bash": "shell commands (installs, training runs of minutes); .ci/run runs the main job and an RL Zoo command "
+    "from the built wheel",
+    "bibtex": "a citation, not code",
+    "yaml": "a configuration file, not code",
+    "text": "output, not code",
+}
+
+
+def markdown_blocks(path: Path) -> list[tuple[int, str, str]]:
+    """
+    :return: (line number, language, code) of every fenced block; MyST directives (```{include}) are not examples
+    """
+    blocks, lines = [], path.read_text().splitlines()
+    index = 0
+    while index < len(lines):
+        match = MARKDOWN_FENCE.match(lines[index])
+        if match and match.group(2) and not match.group(2).startswith("{"):
+            start, body = index + 1, []
+            index += 1
+            while not lines[index].strip().startswith("```"):
+                body.append(lines[index])
+                index += 1
+            blocks.append((start, match.group(2), textwrap.dedent("\n".join(body))))
+        elif match:  # a directive or a block without a language: skip to its end
+            index += 1
+            while not lines[index].strip().startswith("```"):
+                index += 1
+        index += 1
+    return blocks
+
+
+def rst_blocks(path: Path) -> list[tuple[int, str, str]]:
+    """
+    :return: (line number, language, code) of every ``.. code-block::`` directive
+    """
+    blocks, lines = [], path.read_text().splitlines()
+    for index, line in enumerate(lines):
+        match = RST_CODE_BLOCK.match(line)
+        if not match:
+            continue
+        indent = len(match.group(1))
+        body_start = index + 1
+        while body_start < len(lines) and lines[body_start].strip().startswith(":"):  # the directive's options
+            body_start += 1
+        body = []
+        for body_line in lines[body_start:]:
+            if body_line.strip() and len(body_line) - len(body_line.lstrip()) <= indent:
+                break
+            body.append(body_line)
+        blocks.append((index + 1, match.group(2), textwrap.dedent("\n".join(body)).strip("\n")))
+    return blocks
+
+
+def example_files() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.rst")), *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def all_blocks() -> list:
+    params = []
+    for path in example_files():
+        if "_build" in path.parts:
+            continue
+        blocks = rst_blocks(path) if path.suffix == ".rst" else markdown_blocks(path)
+        relative = path.relative_to(ROOT).as_posix()
+        for number, (line, language, code) in enumerate(blocks, start=1):
+            params.append(pytest.param(relative, number, line, language, code, id=f"{relative}-{number}"))
+    return params
+
+
+def with_tiny_budgets(code: str) -> str:
+    for pattern, cap in CAPS:
+        code = pattern.sub(lambda match, cap=cap: match.group(1) + str(min(int(match.group(2).replace("_", "")), cap)), code)
+    return code
+
+
+def test_the_examples_are_found():
+    """Guards the extraction itself: the README's quick start and the algorithm pages' examples are among them."""
+    found = {(param.values[0], param.values[3]) for param in all_blocks()}
+    for relative in ("README.md", "docs/modules/gpg.rst", "docs/modules/gpg_mask.rst", "docs/modules/gpg_recurrent.rst"):
+        assert (relative, "python") in found, relative
+    tiny = with_tiny_budgets("model.learn(1_000_000, progress_bar=True); range(1000)")
+    assert tiny == "model.learn(512, progress_bar=True); range(2)"
+    assert with_tiny_budgets("learn(total_timesteps=64)") == "learn(total_timesteps=64)"
+
+
+@pytest.fixture
+def tiny_rollouts(monkeypatch):
+    """GPG (and so MaskableGPG and RecurrentGPG, which build on it) with short rollouts and few epochs, on one thread."""
+    signature = inspect.signature(GPG.__init__)
+    original = GPG.__init__
+
+    def capped_init(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        arguments = bound.arguments
+        for name, cap in ROLLOUT_CAP.items():
+            arguments[name] = min(arguments[name], cap)
+        arguments["batch_size"] = min(arguments["batch_size"], arguments["n_steps"])
+        original(**arguments)
+
+    monkeypatch.setattr(GPG, "__init__", capped_init)
+    threads = th.get_num_threads()
+    th.set_num_threads(1)
+    yield
+    th.set_num_threads(threads)
+
+
+@pytest.mark.parametrize(("relative", "number", "line", "language", "code"), all_blocks())
+def test_doc_example_runs(relative, number, line, language, code, tmp_path, monkeypatch, tiny_rollouts):
+    if language != "python":
+        reason = NOT_RUN.get(language)
+        assert reason is not None, f"{relative} block {number} (line {line}): no rule for {language!r} blocks"
+        pytest.skip(f"{relative} block {number} (line {line}), {language}: {reason}")
+    monkeypatch.chdir(tmp_path)
+    source = with_tiny_budgets(code)
+    try:
+        exec(compile(source, f"{relative} block {number}", "exec"), {"__name__": "__main__"})
+    except Exception as error:
+        first_line = code.strip().splitlines()[0]
+        raise AssertionError(f"{relative} block {number} (line {line}: {first_line!r}) failed: {error!r}") from error
