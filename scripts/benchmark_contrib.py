@@ -25,6 +25,7 @@ import resource
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from copy import deepcopy
 from pathlib import Path
 
 import numpy as np
@@ -36,12 +37,16 @@ from benchmark_paper import read_csv, write_csv
 # Taxi: 8 envs x 256 steps, entropy bonus 0.01
 INVALID = dict(n_envs=4, n_steps=512, batch_size=64, n_epochs=10, gamma=0.4, ent_coef=0.0, iterations=5, eval_every=1)
 TAXI = dict(n_envs=8, n_steps=256, batch_size=256, n_epochs=10, gamma=0.99, ent_coef=0.01, iterations=100, eval_every=10)
-# hyperparams/gpg_lstm.yml's entries (from RL Zoo's RecurrentPPO ones), without observation normalisation
+# hyperparams/gpg_lstm.yml's entries (from RL Zoo's RecurrentPPO ones), with tanh activations (PyTorch's default) and,
+# on CartPoleNoVel, without observation normalisation
 LSTM_KWARGS = dict(lstm_hidden_size=64, ortho_init=False)
 CARTPOLE_NOVEL = dict(n_envs=8, n_steps=256, batch_size=512, n_epochs=10, gamma=0.98, learning_rate=1e-3, iterations=50,
                       eval_every=5, policy_kwargs=dict(net_arch=[64], **LSTM_KWARGS))  # fmt: skip
+# Pendulum with RL Zoo's observation and reward normalisation (VecNormalize), as its entry has it: rewards of -16 to 0 a
+# step are left unscaled otherwise (a first GPG run without it, seed 0, ended at -1384, no better than its start)
 PENDULUM_NOVEL = dict(n_envs=4, n_steps=1024, n_epochs=10, gamma=0.9, learning_rate=1e-3, use_sde=True, sde_sample_freq=4,
-                      iterations=25, eval_every=5, policy_kwargs=dict(net_arch=[64], **LSTM_KWARGS))  # fmt: skip
+                      iterations=25, eval_every=5, normalize=True,
+                      policy_kwargs=dict(net_arch=[64], **LSTM_KWARGS))  # fmt: skip
 FAMILIES = {
     "maskable": dict(
         envs={
@@ -102,6 +107,7 @@ def build_model(family: str, env_id: str, algo: str, seed: int, overrides: dict 
     import torch as th
     from sb3_contrib import MaskablePPO, RecurrentPPO
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import VecNormalize
 
     from sb3_gpg import MaskableGPG, RecurrentGPG
 
@@ -109,6 +115,8 @@ def build_model(family: str, env_id: str, algo: str, seed: int, overrides: dict 
     settings = {**FAMILIES[family]["envs"][env_id], **(overrides or {})}
     n_envs, iterations, eval_every = settings.pop("n_envs"), settings.pop("iterations"), settings.pop("eval_every")
     env = make_vec_env(lambda: make_env(env_id), n_envs=n_envs, seed=seed)
+    if settings.pop("normalize", False):
+        env = VecNormalize(env, gamma=settings["gamma"])
     algorithm = {"gpg_lstm": RecurrentGPG, "ppo_lstm": RecurrentPPO, "ppo_mask": MaskablePPO}.get(algo, MaskableGPG)
     policy = "MlpLstmPolicy" if family == "recurrent" else "MlpPolicy"
     model = algorithm(policy, env, seed=seed, device="cpu", **settings, **FAMILIES[family]["algos"][algo])
@@ -117,10 +125,13 @@ def build_model(family: str, env_id: str, algo: str, seed: int, overrides: dict 
 
 def train_and_evaluate(family: str, env_id: str, algo: str, seed: int, overrides: dict | None = None) -> list[dict]:
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import VecNormalize
 
     model, iterations, eval_every = build_model(family, env_id, algo, seed, overrides)
     env, n_envs = model.get_env(), model.n_envs
     eval_env = make_vec_env(lambda: make_env(env_id), n_envs=1, seed=seed + EVAL_SEED_OFFSET)
+    if isinstance(env, VecNormalize):  # evaluated on true rewards, with the training envs' observation statistics
+        eval_env = VecNormalize(eval_env, training=False, norm_reward=False)
 
     invalid = [0]  # invalid actions sent to the training envs
     if family == "maskable":
@@ -140,6 +151,8 @@ def train_and_evaluate(family: str, env_id: str, algo: str, seed: int, overrides
         start = time.perf_counter()
         model.learn(eval_every * model.n_steps * n_envs, reset_num_timesteps=False)
         train_seconds += time.perf_counter() - start
+        if isinstance(env, VecNormalize):
+            eval_env.obs_rms = deepcopy(env.obs_rms)
         mean, std = evaluate_policy(model, eval_env, n_eval_episodes=EVAL_EPISODES, warn=False)
         rows.append(
             dict(
