@@ -82,6 +82,7 @@ LONG_HORIZON = {
     "bin_std": dict(binning="time", advantage_scale="bin_std"),
     "loo_min2": dict(binning="time", leave_one_out=True, min_bin_count=2),
     "bootstrap_bin_std": dict(binning="time", truncated_returns="bootstrap", advantage_scale="bin_std"),
+    "bootstrap_loo_min2": dict(binning="time", truncated_returns="bootstrap", leave_one_out=True, min_bin_count=2),
 }
 GPG_VARIANTS = {**VARIANTS, **DEFAULT_ALTERNATIVES, **LONG_HORIZON}  # every gpg_<name> the runner knows
 

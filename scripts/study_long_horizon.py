@@ -29,7 +29,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchmark_paper import plots, read_csv
 
-VARIANTS = ["gpg", "gpg_bootstrap", "gpg_time_mask", "gpg_bin_std", "gpg_loo_min2", "gpg_bootstrap_bin_std"]
+VARIANTS = ["gpg", "gpg_bootstrap", "gpg_time_mask", "gpg_bin_std", "gpg_loo_min2", "gpg_bootstrap_bin_std",
+            "gpg_bootstrap_loo_min2"]  # fmt: skip
 # stage -> cells: (env id, env counts, algorithms, options of benchmark_paper.py); a cell with options writes into
 # its own folder, <env id>_<options>, since its run names are those of the stage's other cells
 STAGES = {
