@@ -8,9 +8,9 @@ trains for a million steps trains for a few hundred, and every GPG, MaskableGPG 
 collects rollouts of at most ``ROLLOUT_CAP["n_steps"]`` steps per env and updates for at most
 ``ROLLOUT_CAP["n_epochs"]`` epochs (their defaults, 2,048 steps and 10 epochs, would make each example's one rollout
 the slowest part); torch runs on one thread. A failure names the file, the block's number and its first line.
-Blocks in other languages (shell commands, BibTeX, YAML) are not run; each is reported as a skip with the reason
-(``pytest -rs``): the shell commands install packages or train for minutes, and .ci/run runs the main job and an RL Zoo
-command from the built wheel instead.
+Blocks in other languages (shell commands, BibTeX, YAML) are not run, each language for a reason given in ``NOT_RUN``
+(a block in a language without one fails ``test_every_block_is_run_or_has_a_reason``): the shell commands install
+packages or train for minutes, and .ci/run runs the main job and an RL Zoo command from the built wheel instead.
 """
 
 import inspect
@@ -92,15 +92,17 @@ def example_files() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.rst")), *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-def all_blocks() -> list:
+def all_blocks(language: str | None = None) -> list:
+    """:param language: only the blocks in this language"""
     params = []
     for path in example_files():
         if "_build" in path.parts:
             continue
         blocks = rst_blocks(path) if path.suffix == ".rst" else markdown_blocks(path)
         relative = path.relative_to(ROOT).as_posix()
-        for number, (line, language, code) in enumerate(blocks, start=1):
-            params.append(pytest.param(relative, number, line, language, code, id=f"{relative}-{number}"))
+        for number, (line, block_language, code) in enumerate(blocks, start=1):
+            if language in (None, block_language):
+                params.append(pytest.param(relative, number, line, block_language, code, id=f"{relative}-{number}"))
     return params
 
 
@@ -142,12 +144,14 @@ def tiny_rollouts(monkeypatch):
     th.set_num_threads(threads)
 
 
-@pytest.mark.parametrize(("relative", "number", "line", "language", "code"), all_blocks())
+def test_every_block_is_run_or_has_a_reason():
+    unruled = [f"{param.values[0]} block {param.values[1]} (line {param.values[2]}): {param.values[3]!r}"
+               for param in all_blocks() if param.values[3] != "python" and param.values[3] not in NOT_RUN]  # fmt: skip
+    assert not unruled, f"blocks in a language with no rule in NOT_RUN: {unruled}"
+
+
+@pytest.mark.parametrize(("relative", "number", "line", "language", "code"), all_blocks("python"))
 def test_doc_example_runs(relative, number, line, language, code, tmp_path, monkeypatch, tiny_rollouts):
-    if language != "python":
-        reason = NOT_RUN.get(language)
-        assert reason is not None, f"{relative} block {number} (line {line}): no rule for {language!r} blocks"
-        pytest.skip(f"{relative} block {number} (line {line}), {language}: {reason}")
     monkeypatch.chdir(tmp_path)
     source = with_tiny_budgets(code)
     try:
