@@ -25,7 +25,6 @@ import resource
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from copy import deepcopy
 from pathlib import Path
 
 import numpy as np
@@ -125,7 +124,7 @@ def build_model(family: str, env_id: str, algo: str, seed: int, overrides: dict 
 
 def train_and_evaluate(family: str, env_id: str, algo: str, seed: int, overrides: dict | None = None) -> list[dict]:
     from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.vec_env import VecNormalize
+    from stable_baselines3.common.vec_env import VecNormalize, sync_envs_normalization
 
     model, iterations, eval_every = build_model(family, env_id, algo, seed, overrides)
     env, n_envs = model.get_env(), model.n_envs
@@ -151,8 +150,7 @@ def train_and_evaluate(family: str, env_id: str, algo: str, seed: int, overrides
         start = time.perf_counter()
         model.learn(eval_every * model.n_steps * n_envs, reset_num_timesteps=False)
         train_seconds += time.perf_counter() - start
-        if isinstance(env, VecNormalize):
-            eval_env.obs_rms = deepcopy(env.obs_rms)
+        sync_envs_normalization(env, eval_env)  # SB3's, as its EvalCallback: a no-op without VecNormalize
         mean, std = evaluate_policy(model, eval_env, n_eval_episodes=EVAL_EPISODES, warn=False)
         rows.append(
             dict(
