@@ -203,7 +203,7 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.evaluation import evaluate_policy
-    from stable_baselines3.common.vec_env import VecNormalize
+    from stable_baselines3.common.vec_env import VecNormalize, sync_envs_normalization
 
     deadline = args.get("deadline")
     if deadline is not None and time.time() > deadline:
@@ -227,8 +227,7 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
 
     def evaluate(iteration: int) -> None:
         started = time.perf_counter()
-        if normalize:
-            eval_env.obs_rms = env.obs_rms
+        sync_envs_normalization(env, eval_env)  # SB3's, as its EvalCallback: a no-op without VecNormalize
         returns = []
         for eval_seed in range(args["eval_episodes"]):  # separate evaluation seeds, one deterministic episode each
             eval_env.seed(10_000 + 100 * seed + eval_seed)
