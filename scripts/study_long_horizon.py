@@ -45,9 +45,11 @@ STAGES = {
         ("LunarLander-v3", (16,), ["gpg", "gpg_bootstrap", "ppo"], ("--gamma", "0.99")),
         ("HalfCheetah-v5", (4,), ["gpg", "gpg_bootstrap", "ppo"], ("--gamma", "0.9")),
     ],
-    # Another shared setting: RL Zoo's constant learning rate on LunarLander annealed to 0 (late-training stability)
+    # Another shared setting: the constant learning rate annealed linearly to 0 (late-training stability): RL Zoo's on
+    # LunarLander, and on HalfCheetah CleanRL's 3e-4, which CleanRL itself anneals
     "lr": [
         ("LunarLander-v3", (16,), ["gpg", "gpg_bootstrap", "ppo"], ("--lr-schedule", "lin")),
+        ("HalfCheetah-v5", (4,), ["gpg", "gpg_bootstrap", "gpg_loo_min2", "ppo"], ("--lr-schedule", "lin")),
     ],
     # The screen's leaders, run with --seeds 0 1 2 3 (seed 0 is the screen's run): HalfCheetah against PPO at both
     # discounts (the better PPO is the one compared)
