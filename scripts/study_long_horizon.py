@@ -9,7 +9,7 @@ study's tables and plots from every finished run under --out:
     python scripts/study_long_horizon.py run --stage screen --seeds 0 --jobs 2 --stop-after 150
     python scripts/study_long_horizon.py report
 
-``--envs LunarLander-v3`` runs only that env's cells of the stage.
+``--envs LunarLander-v3`` runs only that env's cells of the stage, ``--algos gpg ppo`` only those algorithms.
 
 Other options are handed to benchmark_paper.py (e.g. ``--iterations 2 --n-steps 16`` for a smoke test).
 
@@ -51,9 +51,11 @@ STAGES = {
         ("LunarLander-v3", (16,), ["gpg", "gpg_bootstrap", "ppo"], ("--lr-schedule", "lin")),
         ("HalfCheetah-v5", (4,), ["gpg", "gpg_bootstrap", "gpg_loo_min2", "ppo"], ("--lr-schedule", "lin")),
     ],
-    # The screen's leaders, run with --seeds 0 1 2 3 (seed 0 is the screen's run): HalfCheetah against PPO at both
-    # discounts (the better PPO is the one compared)
+    # The screens' leaders, run with --seeds 0 1 2 3 (seed 0 is the screen's run), against PPO with each value of a
+    # shared setting tried (the better PPO is the one compared)
     "final": [
+        ("LunarLander-v3", (16, 32), ["gpg", "gpg_bootstrap", "ppo"], ("--lr-schedule", "lin")),
+        ("LunarLander-v3", (16, 32), ["gpg", "ppo"], ()),
         ("HalfCheetah-v5", (4,), ["gpg", "gpg_bootstrap", "gpg_loo_min2", "gpg_bootstrap_loo_min2", "ppo"], ()),
         ("HalfCheetah-v5", (4,), ["ppo"], ("--gamma", "0.9")),
     ],
@@ -65,6 +67,9 @@ def run_stage(args: argparse.Namespace, passed_on: list[str]) -> None:
     deadline = None if args.stop_after is None else time.time() + 60 * args.stop_after
     for env_id, env_counts, algos, options in STAGES[args.stage]:
         if args.envs and env_id not in args.envs:
+            continue
+        algos = [algo for algo in algos if not args.algos or algo in args.algos]
+        if not algos:
             continue
         folder = "_".join([env_id, *(option.lstrip("-") for option in options)])
         command = [
@@ -146,6 +151,7 @@ def main() -> None:
     parser.add_argument("command", choices=["run", "report"])
     parser.add_argument("--stage", choices=list(STAGES), default="screen")
     parser.add_argument("--envs", nargs="+", metavar="ENV_ID", help="only these of the stage's envs, in the stage's order")
+    parser.add_argument("--algos", nargs="+", metavar="ALGO", help="only these of the stage's algorithms")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
