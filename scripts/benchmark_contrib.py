@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchmark_paper import PANELS_PER_ROW, read_csv, write_csv
+from benchmark_paper import panel_grid, read_csv, write_csv
 
 # sb3-contrib's test settings for the invalid-action envs (gamma 0.4, rollouts of 2,048 samples, PPO's other defaults);
 # Taxi: 8 envs x 256 steps, entropy bonus 0.01
@@ -229,11 +229,7 @@ def plot(cells: dict[tuple[str, str], list[list[dict]]], algos: list[str], out: 
     import matplotlib.pyplot as plt
 
     env_ids = sorted({env_id for env_id, _ in cells})
-    n_cols = min(PANELS_PER_ROW, len(env_ids))  # as the paper runner's plots: readable at a page's width
-    n_rows = -(-len(env_ids) // n_cols)
-    figure, axes = plt.subplots(n_rows, n_cols, figsize=(4.4 * n_cols, 3.4 * n_rows), squeeze=False)
-    for axis in axes.ravel()[len(env_ids) :]:
-        axis.axis("off")
+    figure, axes = panel_grid(len(env_ids))  # as the paper runner's plots
     for axis, env_id in zip(axes.ravel(), env_ids, strict=False):
         for algo in algos:
             if (env_id, algo) not in cells:

@@ -363,6 +363,21 @@ def summary(out: Path) -> str:
 PANELS_PER_ROW = 3
 
 
+def panel_grid(count: int):
+    """A figure of ``count`` panels, at most PANELS_PER_ROW a row (readable at a page's width), the spare ones blank."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n_cols = min(PANELS_PER_ROW, count)
+    n_rows = -(-count // n_cols)
+    figure, axes = plt.subplots(n_rows, n_cols, figsize=(4.4 * n_cols, 3.4 * n_rows), squeeze=False)
+    for axis in axes.ravel()[count:]:
+        axis.axis("off")
+    return figure, axes
+
+
 def clipped_bottom(means: list[np.ndarray], lows: list[np.ndarray]) -> float | None:
     """
     Where a few low points (e.g. PPO's first LunarLander evaluations at 4 envs) stretch a panel's y axis to more than
@@ -389,10 +404,8 @@ def plots(rows: list[dict], out: Path) -> list[Path]:
         env_rows = [row for row in rows if row["env"] == env_id]
         counts = sorted({row["n_envs"] for row in env_rows})
         algos = sorted({row["algo"] for row in env_rows})
-        n_cols = min(PANELS_PER_ROW, len(counts))
-        n_rows = -(-len(counts) // n_cols)
         for x_key, x_label, suffix in (("iteration", "iteration", "iterations"), ("env_steps", "environment steps", "steps")):
-            figure, axes = plt.subplots(n_rows, n_cols, figsize=(4.4 * n_cols, 3.4 * n_rows), squeeze=False)
+            figure, axes = panel_grid(len(counts))
             colors = {algo: f"C{index}" for index, algo in enumerate(algos)}
             for axis, n_envs in zip(axes.ravel(), counts, strict=False):
                 seeds: dict[str, int] = {}
@@ -430,8 +443,6 @@ def plots(rows: list[dict], out: Path) -> list[Path]:
                 label: handle for axis in axes.ravel() for handle, label in zip(*axis.get_legend_handles_labels(), strict=True)
             }
             spare = axes.ravel()[len(counts) :]
-            for axis in spare:
-                axis.axis("off")
             figure.suptitle(f"{env_id}: mean over training seeds (band: min-max)")
             figure.tight_layout()
             if len(spare) > 0:  # in the empty panel
