@@ -160,6 +160,11 @@ def main() -> None:
     parser.add_argument("--vec-env", default="envpool", choices=["dummy", "envpool"])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/long_horizon"))
     args, passed_on = parser.parse_known_args()
+    cells = STAGES[args.stage]
+    for option, chosen, known in (("--envs", args.envs, {cell[0] for cell in cells}),
+                                  ("--algos", args.algos, {algo for cell in cells for algo in cell[2]})):  # fmt: skip
+        if chosen and set(chosen) - known:
+            parser.error(f"{option}: {sorted(set(chosen) - known)} not in stage {args.stage!r}, which has {sorted(known)}")
     if args.command == "run":
         run_stage(args, passed_on)
     text = report(args.out)

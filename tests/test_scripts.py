@@ -157,6 +157,14 @@ def test_long_horizon_study_smoke(tmp_path):
     assert "gpg_bootstrap" not in results  # in the stage, but not among --algos
 
 
+def test_long_horizon_study_names_what_is_not_in_the_stage(tmp_path):
+    for option, name in (("--algos", "gpg_bootsrap"), ("--envs", "CartPole-v1")):
+        result = subprocess.run([sys.executable, str(SCRIPTS / "study_long_horizon.py"), "run", "--stage", "lr", option, name,
+                                 "--out", "out"], cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert result.returncode == 2 and f"{option}: ['{name}'] not in stage 'lr'" in result.stderr
+        assert not (tmp_path / "out").exists()  # nothing started
+
+
 def test_paper_benchmark_gamma_overrides_both_algorithms():
     sys.path.insert(0, str(SCRIPTS))
     from benchmark_paper import shared_hyperparameters
