@@ -122,7 +122,8 @@ def report(out: Path) -> str:
         "# Long-horizon study: GPG's estimator options against PPO",
         "",
         f"Mean of the last {LAST} evaluations of each run (headline), final and best evaluation: mean +- std over "
-        "training seeds; *vs PPO*: the headline minus PPO's at the same env count; minutes: training wall time per run.",
+        "training seeds; *vs PPO*: the headline minus PPO's at the same env count, on the same training seeds; minutes: "
+        "training wall time per run.",
         "",
     ]
     for env_id in sorted({key[0] for key in cells}):
@@ -133,18 +134,27 @@ def report(out: Path) -> str:
             "|---|---|---|---|---|---|---|---|",
         ]
         for n_envs in sorted({key[1] for key in cells if key[0] == env_id}):
-            ppo = cells.get((env_id, n_envs, "ppo"))
-            ppo_last = np.mean(ppo["last"]) if ppo else None
+            ppo = cells.get((env_id, n_envs, "ppo"), {"seeds": [], "last": []})
+            ppo_last = dict(zip(ppo["seeds"], ppo["last"], strict=True))
             algos = sorted((key[2] for key in cells if key[:2] == (env_id, n_envs)), key=lambda a: (a == "ppo", a != "gpg", a))
             for algo in algos:
                 cell = cells[(env_id, n_envs, algo)]
-                versus = f"{np.mean(cell['last']) - ppo_last:+.1f}" if ppo_last is not None and algo != "ppo" else ""
+                versus = _versus(dict(zip(cell["seeds"], cell["last"], strict=True)), ppo_last) if algo != "ppo" else ""
                 lines.append(
                     f"| {n_envs} | {algo} | {','.join(map(str, cell['seeds']))} | {_cell(cell['last'])} | {versus} | "
                     f"{_cell(cell['final'])} | {_cell(cell['best'])} | {np.mean(cell['minutes']):.1f} |"
                 )
         lines.append("")
     return "\n".join(lines)
+
+
+def _versus(last: dict[int, float], ppo_last: dict[int, float]) -> str:
+    """Paired with PPO: the mean difference over the seeds both have run, and which seeds, where not all of them."""
+    seeds = [seed for seed in last if seed in ppo_last]
+    if not seeds:
+        return ""
+    difference = f"{np.mean([last[seed] - ppo_last[seed] for seed in seeds]):+.1f}"
+    return difference if len(seeds) == len(last) else f"{difference} (seeds {','.join(map(str, seeds))})"
 
 
 def _cell(values: list[float]) -> str:

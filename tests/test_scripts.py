@@ -198,3 +198,15 @@ def test_contrib_benchmark_smoke(tmp_path, family, envs, algos):
     assert all(f"| {env} | {algo} | 1 |" in results for env in envs for algo in algos)
     assert (tmp_path / "out" / "curves.png").stat().st_size > 10_000
     assert "0 runs to do" in run(*args, cwd=tmp_path)
+
+
+def test_long_horizon_study_compares_with_ppo_on_the_same_seeds():
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        from study_long_horizon import _versus
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    ppo = {0: 280.0, 1: 250.0, 2: 270.0}
+    assert _versus({0: 260.0, 1: 240.0}, ppo) == "-15.0"  # not against PPO's 3-seed mean (-1.7)
+    assert _versus({0: 260.0, 3: 100.0}, ppo) == "-20.0 (seeds 0)"  # seed 3 has no PPO run to pair with
+    assert _versus({3: 100.0}, ppo) == ""
