@@ -51,10 +51,11 @@ STAGES = {
         ("LunarLander-v3", (16,), ["gpg", "gpg_bootstrap", "ppo"], ("--lr-schedule", "lin")),
         ("HalfCheetah-v5", (4,), ["gpg", "gpg_bootstrap", "gpg_loo_min2", "ppo"], ("--lr-schedule", "lin")),
     ],
-    # A third shared setting, on top of the annealed rate: fewer, larger minibatches on LunarLander (RL Zoo's fixed 64
-    # samples make 1,024 updates an iteration at 16 envs; 64 minibatches of 256 samples, gpg.yml's tuned entry's size)
+    # A third shared setting: fewer, larger minibatches on LunarLander (RL Zoo's fixed 64 samples make 1,024 updates an
+    # iteration at 16 envs; here 64 minibatches of 256 samples, gpg.yml's tuned entry's size), annealed rate and constant
     "batch": [
         ("LunarLander-v3", (16,), ["gpg", "ppo"], ("--lr-schedule", "lin", "--n-minibatches", "64")),
+        ("LunarLander-v3", (16,), ["gpg", "ppo"], ("--n-minibatches", "64")),
     ],
     # The screens' leaders, run with --seeds 0 1 2 3 (seed 0 is the screen's run), against PPO with each value of a
     # shared setting tried (the better PPO is the one compared)
