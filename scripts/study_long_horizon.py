@@ -52,10 +52,12 @@ STAGES = {
         ("HalfCheetah-v5", (4,), ["gpg", "gpg_bootstrap", "gpg_loo_min2", "ppo"], ("--lr-schedule", "lin")),
     ],
     # A third shared setting: fewer, larger minibatches on LunarLander (RL Zoo's fixed 64 samples make 1,024 updates an
-    # iteration at 16 envs; here 64 minibatches of 256 samples, gpg.yml's tuned entry's size), annealed rate and constant
+    # iteration at 16 envs; here minibatches of 256 samples, gpg.yml's tuned entry's size: 64 of them at 16 envs, 128 at
+    # 32), annealed rate and constant
     "batch": [
-        ("LunarLander-v3", (16,), ["gpg", "ppo"], ("--lr-schedule", "lin", "--n-minibatches", "64")),
+        ("LunarLander-v3", (16,), ["gpg", "gpg_bootstrap", "ppo"], ("--lr-schedule", "lin", "--n-minibatches", "64")),
         ("LunarLander-v3", (16,), ["gpg", "ppo"], ("--n-minibatches", "64")),
+        ("LunarLander-v3", (32,), ["gpg", "ppo"], ("--lr-schedule", "lin", "--n-minibatches", "128")),
     ],
     # The screens' leaders, run with --seeds 0 1 2 3 (seed 0 is the screen's run), against PPO with each value of a
     # shared setting tried (the better PPO is the one compared)
