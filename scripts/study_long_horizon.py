@@ -35,7 +35,7 @@ VARIANTS = ["gpg", "gpg_bootstrap", "gpg_time_mask", "gpg_bin_std", "gpg_loo_min
 # its own folder, <env id>_<options>, since its run names are those of the stage's other cells
 STAGES = {
     "screen": [
-        ("CartPole-v1", (4, 16), [*VARIANTS, "ppo"], ()),
+        ("CartPole-v1", (1, 4, 16), [*VARIANTS, "ppo"], ()),
         ("Acrobot-v1", (4, 16), [*VARIANTS, "ppo"], ()),
         ("LunarLander-v3", (16,), [*VARIANTS, "ppo"], ()),
         ("HalfCheetah-v5", (4,), [*VARIANTS, "ppo"], ()),
@@ -58,6 +58,8 @@ STAGES = {
         ("LunarLander-v3", (16,), ["gpg", "gpg_bootstrap", "ppo"], ("--lr-schedule", "lin", "--n-minibatches", "64")),
         ("LunarLander-v3", (16,), ["gpg", "ppo"], ("--n-minibatches", "64")),
         ("LunarLander-v3", (32,), ["gpg", "ppo"], ("--lr-schedule", "lin", "--n-minibatches", "128")),
+        # at 32 envs also the 16-env cell's number of updates: 64 minibatches, of 512 samples
+        ("LunarLander-v3", (32,), ["gpg"], ("--lr-schedule", "lin", "--n-minibatches", "64")),
     ],
     # The screens' leaders, run with --seeds 0 1 2 3 (seed 0 is the screen's run), against PPO with each value of a
     # shared setting tried (the better PPO is the one compared)
