@@ -68,6 +68,8 @@ STAGES = {
         ("LunarLander-v3", (16, 32), ["gpg", "ppo"], ()),
         ("HalfCheetah-v5", (4,), ["gpg", "gpg_bootstrap", "gpg_loo_min2", "gpg_bootstrap_loo_min2", "ppo"], ()),
         ("HalfCheetah-v5", (4,), ["ppo"], ("--gamma", "0.9")),
+        # 16 envs on EnvPool: the defaults and PPO are benchmarks/paper/halfcheetah's 16-env runs (same cell and command)
+        ("HalfCheetah-v5", (16,), ["gpg_bootstrap"], ()),
     ],
 }
 LAST = 5  # evaluations in the headline mean
