@@ -247,6 +247,22 @@ def test_diagnostics():
     assert stats["n_trajectories"] == 3
     assert stats["truncated_share"] == pytest.approx(1 / 6)  # env 1's last sample
     assert stats["fallback_share"] == 0.0
+    assert stats["zero_advantage_share"] == pytest.approx(2 / 6)  # env 1 at t=0 (its return is the mean), env 0 at t=2
+
+
+def test_zero_advantage_share_counts_bins_of_equal_returns():
+    # A constant reward and no episode end: every return at one episode time is the same, so no advantage is informed,
+    # although no sample's bin holds its own trajectory alone (the no-signal warning's measure)
+    buffer = GroupRolloutBuffer(4, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", gamma=0.9, n_envs=3)
+    starts = np.zeros((4, 3), np.float32)
+    starts[0] = 1  # three episodes that start together and outlast the rollout
+    fill(buffer, np.zeros((4, 3, 1), np.float32), -np.ones((4, 3), np.float32), starts)
+    buffer.compute_returns_and_advantage(th.zeros(3), np.zeros(3, dtype=bool))
+    assert buffer.group_stats["zero_advantage_share"] == 1.0
+    assert buffer.group_stats["own_baseline_share"] == 0.0
+    # Under "mask" the share is over the samples left in the group
+    masked = hand_buffer(binning="time", truncated_returns="mask")
+    assert masked.group_stats["zero_advantage_share"] == pytest.approx(1 / 5)  # env 0 at t=2; env 1's cut sample is out
 
 
 @pytest.mark.parametrize(

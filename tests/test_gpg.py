@@ -252,7 +252,14 @@ def test_group_diagnostics_are_logged():
     model.set_logger(Logger(folder=None, output_formats=[capture]))
     model.learn(256)
     last = capture.records[-1]
-    for key in ("n_bins", "returns_per_bin", "own_trajectory_only_share", "n_trajectories", "truncated_share"):
+    for key in (
+        "n_bins",
+        "returns_per_bin",
+        "own_trajectory_only_share",
+        "n_trajectories",
+        "truncated_share",
+        "zero_advantage_share",
+    ):
         assert f"gpg/{key}" in last
     assert 0 <= last["gpg/truncated_share"] <= 1
     assert "train/explained_variance" in last

@@ -13,6 +13,9 @@ from sb3_gpg.common.binning import Binning, bin_keys, binning_levels, check_grou
 from sb3_gpg.common.group_baseline import group_baselines, group_bootstrap
 
 OBSERVATION_BINNINGS = ("spatial", "spatial_time", "state")
+# An advantage this small relative to its return counts as 0 in the diagnostics: a bin's mean of equal returns can
+# differ from each of them by rounding
+ZERO_ADVANTAGE_TOLERANCE = 1e-9
 
 
 def _is_discrete_space(space: spaces.Space) -> bool:
@@ -241,8 +244,13 @@ class GroupRolloutBuffer(RolloutBuffer):
         self.loss_mask = None if isinstance(in_group, slice) or in_group.all() else in_group
         # Trajectory ids grow along the env-major order, so each new id is a new trajectory
         n_trajectories = np.count_nonzero(np.diff(trajectory_ids[in_group])) + 1 if len(baselines) else 0
+        # Advantages the group leaves at 0 for any reason: no baseline, a bin of the sample's own trajectory alone, or a
+        # bin whose returns are all equal (a constant reward per step and episodes that all outlast the rollout)
+        group_advantages = (returns - flat_baselines)[in_group]
+        flat = np.abs(group_advantages) <= ZERO_ADVANTAGE_TOLERANCE * np.maximum(1.0, np.abs(returns[in_group]))
         self.group_stats = {
             **stats,
+            "zero_advantage_share": float(flat.mean()) if len(flat) else 0.0,
             "n_trajectories": float(n_trajectories),
             "truncated_share": float(cut_by_rollout_end.mean()),
             **bootstrap_stats,
