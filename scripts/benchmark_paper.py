@@ -29,6 +29,7 @@ import itertools
 import os
 import sys
 import tempfile
+import textwrap
 import time
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -427,7 +428,7 @@ def plots(rows: list[dict], out: Path) -> list[Path]:
                 per_algo = ", ".join(f"{algo}: {n}" for algo, n in seeds.items())
                 if len(set(seeds.values())) == 1:
                     per_algo = f"{next(iter(seeds.values()))} each"
-                axis.set_title(f"{n_envs} envs (seeds: {per_algo})", fontsize=10)
+                axis.set_title(textwrap.fill(f"{n_envs} envs (seeds: {per_algo})", 60), fontsize=10)  # many variants: wrapped
                 axis.set_xlabel(x_label)
                 if x_key == "env_steps":
                     axis.set_xscale("log")
@@ -595,13 +596,17 @@ def main() -> None:
             for suffix in CHECKPOINT_SUFFIXES:
                 run_file(runs_dir, run, suffix).unlink(missing_ok=True)
 
-    finished = [run_file(runs_dir, run, "csv") for run in runs]
-    rows = [row for path in finished if path.exists() for row in read_csv(path)]
+    # The folder's outputs cover every finished run in it, not only this invocation's: a subset (one seed, one env
+    # count) would otherwise rewrite them without the rest
+    finished = [path for path in sorted(runs_dir.glob("*.csv")) if not path.name.endswith(".partial.csv")]
+    rows = [row for path in finished for row in read_csv(path)]
     if not rows:
         print("No finished run to report")
         return
     write_csv(args.out / "curves.csv", rows)
-    report = f"# {', '.join(args.envs)}: {', '.join(args.algos)}\n\n" + table(rows, args.algos)
+    order = ["gpg", *known[2:], "ppo"]
+    algos = sorted({row["algo"] for row in rows}, key=lambda algo: order.index(algo) if algo in order else len(order))
+    report = f"# {', '.join(sorted({row['env'] for row in rows}))}: {', '.join(algos)}\n\n" + table(rows, algos)
     (args.out / "table.md").write_text(report)
     written = plots(rows, args.out)
     print(report)

@@ -59,7 +59,7 @@ STAGES = {
         ("LunarLander-v3", (16,), ["gpg", "ppo"], ("--n-minibatches", "64")),
         ("LunarLander-v3", (32,), ["gpg", "ppo"], ("--lr-schedule", "lin", "--n-minibatches", "128")),
         # at 32 envs also the 16-env cell's number of updates: 64 minibatches, of 512 samples
-        ("LunarLander-v3", (32,), ["gpg"], ("--lr-schedule", "lin", "--n-minibatches", "64")),
+        ("LunarLander-v3", (32,), ["gpg", "ppo"], ("--lr-schedule", "lin", "--n-minibatches", "64")),
     ],
     # The screens' leaders, run with --seeds 0 1 2 3 (seed 0 is the screen's run), against PPO with each value of a
     # shared setting tried (the better PPO is the one compared)
@@ -73,6 +73,20 @@ STAGES = {
     ],
 }
 LAST = 5  # evaluations in the headline mean
+# Cells whose defaults and PPO are runs of another folder, made by the same command with the same settings, seeds and
+# backend (paths relative to --out's parent): the report reads them beside the study's own runs
+BORROWED_RUNS = {("HalfCheetah-v5", 16): Path("paper/halfcheetah")}
+
+
+def run_files(out: Path, env_dir: Path) -> list[Path]:
+    """The finished runs of a folder of the study, and those it borrows."""
+    paths = [path for path in sorted((env_dir / "runs").glob("*.csv")) if not path.name.endswith(".partial.csv")]
+    for (env_id, n_envs), folder in BORROWED_RUNS.items():
+        if env_dir.name == env_id:
+            borrowed = sorted((out.parent / folder / "runs").glob(f"{env_id}__*__{n_envs}envs__seed*.csv"))
+            paths += [path for path in borrowed if not path.name.endswith(".partial.csv") and path.name not in
+                      {own.name for own in paths}]  # fmt: skip
+    return paths
 
 
 def run_stage(args: argparse.Namespace, passed_on: list[str]) -> None:
@@ -109,12 +123,10 @@ def run_stage(args: argparse.Namespace, passed_on: list[str]) -> None:
 def summarise(out: Path) -> dict[tuple[str, int, str], dict[str, list[float]]]:
     """(env folder, n_envs, algo) -> per training seed: last-five mean, final and best evaluation, training wall time."""
     cells: dict[tuple[str, int, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for path in sorted(out.glob("*/runs/*.csv")):
-        if path.name.endswith(".partial.csv"):
-            continue
+    for env_dir, path in [(env_dir, path) for env_dir in sorted(out.glob("*/")) for path in run_files(out, env_dir)]:
         rows = sorted(read_csv(path), key=lambda row: row["iteration"])
         values = [row["eval_mean"] for row in rows]
-        cell = cells[(path.parent.parent.name, rows[0]["n_envs"], rows[0]["algo"])]  # env, and options if any
+        cell = cells[(env_dir.name, rows[0]["n_envs"], rows[0]["algo"])]  # env, and options if any
         cell["last"].append(float(np.mean(values[-LAST:])))
         cell["final"].append(values[-1])
         cell["best"].append(max(values))
@@ -192,8 +204,7 @@ def main() -> None:
     text = report(args.out)
     (args.out / "results.md").write_text(text)
     for env_dir in sorted(path for path in args.out.iterdir() if (path / "runs").is_dir()):
-        rows = [row for path in sorted((env_dir / "runs").glob("*.csv")) if not path.name.endswith(".partial.csv")
-                for row in read_csv(path)]  # fmt: skip
+        rows = [row for path in run_files(args.out, env_dir) for row in read_csv(path)]
         if rows:
             plots(rows, env_dir)
     print(text)
