@@ -29,6 +29,11 @@ def test_paper_benchmark_smoke_and_resume(tmp_path):
     assert "| 2 | gpg |" in (out / "table.md").read_text()
     assert (out / "CartPole-v1_iterations.png").stat().st_size > 10_000
     assert "4 runs, 4 already done, 0 to run" in run(*args, cwd=tmp_path)
+    # An invocation over part of the folder's grid reports every finished run in it, not only its own
+    part = [*args[: args.index("--n-envs") + 1], "2", *args[args.index("--seeds") :]]
+    assert "1 runs, 1 already done" in run(*part, "--algos", "ppo", cwd=tmp_path)
+    assert "| 1 | gpg |" in (table := (out / "table.md").read_text()) and "| 2 | ppo |" in table
+    assert len((out / "curves.csv").read_text().splitlines()) == 1 + 4 * 2
 
     run(str(SCRIPTS / "benchmark_paper.py"), "--summary", "--out", ".", cwd=tmp_path)  # every grid under --out: here, out/
     summary = (tmp_path / "summary.md").read_text()
