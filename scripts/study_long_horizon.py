@@ -123,15 +123,16 @@ def run_stage(args: argparse.Namespace, passed_on: list[str]) -> None:
 def summarise(out: Path) -> dict[tuple[str, int, str], dict[str, list[float]]]:
     """(env folder, n_envs, algo) -> per training seed: last-five mean, final and best evaluation, training wall time."""
     cells: dict[tuple[str, int, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for env_dir, path in [(env_dir, path) for env_dir in sorted(out.glob("*/")) for path in run_files(out, env_dir)]:
-        rows = sorted(read_csv(path), key=lambda row: row["iteration"])
-        values = [row["eval_mean"] for row in rows]
-        cell = cells[(env_dir.name, rows[0]["n_envs"], rows[0]["algo"])]  # env, and options if any
-        cell["last"].append(float(np.mean(values[-LAST:])))
-        cell["final"].append(values[-1])
-        cell["best"].append(max(values))
-        cell["minutes"].append(rows[-1]["wall_time"] / 60)
-        cell["seeds"].append(rows[0]["seed"])
+    for env_dir in sorted(out.glob("*/")):
+        for path in run_files(out, env_dir):
+            rows = sorted(read_csv(path), key=lambda row: row["iteration"])
+            values = [row["eval_mean"] for row in rows]
+            cell = cells[(env_dir.name, rows[0]["n_envs"], rows[0]["algo"])]  # env, and options if any
+            cell["last"].append(float(np.mean(values[-LAST:])))
+            cell["final"].append(values[-1])
+            cell["best"].append(max(values))
+            cell["minutes"].append(rows[-1]["wall_time"] / 60)
+            cell["seeds"].append(rows[0]["seed"])
     return cells
 
 

@@ -215,3 +215,19 @@ def test_long_horizon_study_compares_with_ppo_on_the_same_seeds():
     assert _versus({0: 260.0, 1: 240.0}, ppo) == "-15.0"  # not against PPO's 3-seed mean (-1.7)
     assert _versus({0: 260.0, 3: 100.0}, ppo) == "-20.0 (seeds 0)"  # seed 3 has no PPO run to pair with
     assert _versus({3: 100.0}, ppo) == ""
+
+
+def test_long_horizon_study_reads_borrowed_runs(tmp_path, monkeypatch):
+    # HalfCheetah's 16-env defaults and PPO are the paper grid's runs: the study's report reads them beside its own
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    from study_long_horizon import run_files
+
+    own = tmp_path / "long_horizon" / "HalfCheetah-v5" / "runs"
+    grid = tmp_path / "paper" / "halfcheetah" / "runs"
+    for folder, names in ((own, ["gpg_bootstrap__16envs__seed0.csv"]),
+                          (grid, ["gpg__16envs__seed0.csv", "gpg__16envs__seed1.partial.csv", "gpg__4envs__seed0.csv"])):  # fmt: skip
+        folder.mkdir(parents=True)
+        for name in names:
+            (folder / f"HalfCheetah-v5__{name}").write_text("")
+    names = [path.name for path in run_files(tmp_path / "long_horizon", own.parent)]
+    assert names == ["HalfCheetah-v5__gpg_bootstrap__16envs__seed0.csv", "HalfCheetah-v5__gpg__16envs__seed0.csv"]
