@@ -224,8 +224,8 @@ def test_long_horizon_study_reads_borrowed_runs(tmp_path, monkeypatch):
 
     own = tmp_path / "long_horizon" / "HalfCheetah-v5" / "runs"
     grid = tmp_path / "paper" / "halfcheetah" / "runs"
-    for folder, names in ((own, ["gpg_bootstrap__16envs__seed0.csv"]),
-                          (grid, ["gpg__16envs__seed0.csv", "gpg__16envs__seed1.partial.csv", "gpg__4envs__seed0.csv"])):  # fmt: skip
+    grid_runs = ["gpg__16envs__seed0.csv", "gpg__16envs__seed1.partial.csv", "gpg__4envs__seed0.csv"]
+    for folder, names in ((own, ["gpg_bootstrap__16envs__seed0.csv"]), (grid, grid_runs)):
         folder.mkdir(parents=True)
         for name in names:
             (folder / f"HalfCheetah-v5__{name}").write_text("")
