@@ -282,6 +282,11 @@ def write_csv(path: Path, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
+def finished_runs(folder: Path, pattern: str = "*.csv") -> list[Path]:
+    """The CSV files of the finished runs under ``folder`` that match ``pattern`` (a run in progress has a .partial.csv)."""
+    return [path for path in sorted(folder.glob(pattern)) if not path.name.endswith(".partial.csv")]
+
+
 def read_csv(path: Path) -> list[dict]:
     types = {"n_envs": int, "seed": int, "iteration": int, "env_steps": int, "wall_time": float, "eval_mean": float}
     with open(path) as file:
@@ -335,7 +340,7 @@ def table(rows: list[dict], algos: list[str]) -> str:
 
 def summary(out: Path) -> str:
     """GPG and PPO's final evaluations of every finished run under ``out`` (any subfolder), beside the paper's Table 1."""
-    runs = {path.name: path for path in sorted(out.glob("*/runs/*.csv")) if not path.name.endswith(".partial.csv")}
+    runs = {path.name: path for path in finished_runs(out, "*/runs/*.csv")}
     rows = [row for path in runs.values() for row in read_csv(path) if row["algo"] in ("gpg", "ppo")]
     final, backend = final_evaluations(rows), backends(rows)
     envs = [env_id for env_id in PAPER_TABLE if any(key[0] == env_id for key in final)]
@@ -598,8 +603,7 @@ def main() -> None:
 
     # The folder's outputs cover every finished run in it, not only this invocation's: a subset (one seed, one env
     # count) would otherwise rewrite them without the rest
-    finished = [path for path in sorted(runs_dir.glob("*.csv")) if not path.name.endswith(".partial.csv")]
-    rows = [row for path in finished for row in read_csv(path)]
+    rows = [row for path in finished_runs(runs_dir) for row in read_csv(path)]
     if not rows:
         print("No finished run to report")
         return

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchmark_paper import plots, read_csv
+from benchmark_paper import finished_runs, plots, read_csv
 
 VARIANTS = ["gpg", "gpg_bootstrap", "gpg_time_mask", "gpg_bin_std", "gpg_loo_min2", "gpg_bootstrap_bin_std",
             "gpg_bootstrap_loo_min2"]  # fmt: skip
@@ -80,12 +80,12 @@ BORROWED_RUNS = {("HalfCheetah-v5", 16): Path("paper/halfcheetah")}
 
 def run_files(out: Path, env_dir: Path) -> list[Path]:
     """The finished runs of a folder of the study, and those it borrows."""
-    paths = [path for path in sorted((env_dir / "runs").glob("*.csv")) if not path.name.endswith(".partial.csv")]
+    paths = finished_runs(env_dir / "runs")
+    own = {path.name for path in paths}
     for (env_id, n_envs), folder in BORROWED_RUNS.items():
         if env_dir.name == env_id:
-            borrowed = sorted((out.parent / folder / "runs").glob(f"{env_id}__*__{n_envs}envs__seed*.csv"))
-            paths += [path for path in borrowed if not path.name.endswith(".partial.csv") and path.name not in
-                      {own.name for own in paths}]  # fmt: skip
+            borrowed = finished_runs(out.parent / folder / "runs", f"{env_id}__*__{n_envs}envs__seed*.csv")
+            paths += [path for path in borrowed if path.name not in own]
     return paths
 
 
