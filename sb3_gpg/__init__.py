@@ -1,7 +1,8 @@
 import os
 
-from sb3_gpg.common.buffers import GroupDictRolloutBuffer, GroupRolloutBuffer
+from sb3_gpg.common.buffers import BaseGroupRolloutBuffer, GroupDictRolloutBuffer, GroupRolloutBuffer
 from sb3_gpg.common.envpool import EnvPoolVecEnv, make_envpool_env
+from sb3_gpg.common.group_options import GroupOptions
 from sb3_gpg.gpg import GPG
 from sb3_gpg.gpg_mask import MaskableGPG
 from sb3_gpg.gpg_recurrent import RecurrentGPG
@@ -13,8 +14,10 @@ with open(version_file) as file_handler:
 
 __all__ = [
     "GPG",
+    "BaseGroupRolloutBuffer",
     "EnvPoolVecEnv",
     "GroupDictRolloutBuffer",
+    "GroupOptions",
     "GroupRolloutBuffer",
     "MaskableGPG",
     "RecurrentGPG",

@@ -80,37 +80,15 @@ class ReferenceGPG:
         :return: returns, baselines, advantages (each (n_steps, n_envs)) and in_group mask
         """
         n_steps = len(rewards)
-        times = np.zeros((n_steps, self.n_envs), dtype=np.int64)
-        for env in range(self.n_envs):
-            for step in range(n_steps):
-                if episode_starts[step][env]:
-                    times[step][env] = 0
-                else:
-                    times[step][env] = self.time_of_next_step[env]
-                self.time_of_next_step[env] = times[step][env] + 1
-
-        # Trajectories: runs of one env's samples between episode starts inside the rollout
-        trajectories = []  # list of lists of (step, env)
-        for env in range(self.n_envs):
-            for step in range(n_steps):
-                if step == 0 or episode_starts[step][env]:
-                    trajectories.append([])
-                trajectories[-1].append((step, env))
-
-        returns = np.zeros((n_steps, self.n_envs))
+        times = self.episode_times(episode_starts)
+        trajectories = self.trajectories(episode_starts)
+        returns = self.returns(rewards, trajectories)
         in_group = np.ones((n_steps, self.n_envs), dtype=bool)
-        cut_trajectories = []
-        for trajectory in trajectories:
-            running = 0.0
-            for step, env in reversed(trajectory):
-                running = rewards[step][env] + self.gamma * running
-                returns[step][env] = running
-            last_step, env = trajectory[-1]
-            if last_step == n_steps - 1 and not last_dones[env]:
-                cut_trajectories.append(trajectory)
-                if self.truncated_returns == "mask":
-                    for step, env in trajectory:
-                        in_group[step][env] = False
+        cut_trajectories = self.cut_trajectories(trajectories, n_steps, last_dones)
+        if self.truncated_returns == "mask":
+            for trajectory in cut_trajectories:
+                for step, env in trajectory:
+                    in_group[step][env] = False
 
         if callable(self.binning):
             custom_keys = self.binning(observations, times)
@@ -180,6 +158,44 @@ class ReferenceGPG:
                             scales[step][env] = self.spread(levels[number:], bins_by_level[number:], key_of, step, env)
                         break
         return returns, baselines, (returns - baselines) / scales, in_group
+
+    def episode_times(self, episode_starts):
+        """Steps since each sample's episode began, carried on from the previous rollout; (n_steps, n_envs)."""
+        n_steps = len(episode_starts)
+        times = np.zeros((n_steps, self.n_envs), dtype=np.int64)
+        for env in range(self.n_envs):
+            for step in range(n_steps):
+                if episode_starts[step][env]:
+                    times[step][env] = 0
+                else:
+                    times[step][env] = self.time_of_next_step[env]
+                self.time_of_next_step[env] = times[step][env] + 1
+        return times
+
+    def trajectories(self, episode_starts):
+        """Runs of one env's samples between episode starts inside the rollout: a list of lists of (step, env)."""
+        trajectories = []
+        for env in range(self.n_envs):
+            for step in range(len(episode_starts)):
+                if step == 0 or episode_starts[step][env]:
+                    trajectories.append([])
+                trajectories[-1].append((step, env))
+        return trajectories
+
+    def returns(self, rewards, trajectories):
+        """Discounted sum of each trajectory's rewards from every sample on; (n_steps, n_envs)."""
+        returns = np.zeros((len(rewards), self.n_envs))
+        for trajectory in trajectories:
+            running = 0.0
+            for step, env in reversed(trajectory):
+                running = rewards[step][env] + self.gamma * running
+                returns[step][env] = running
+        return returns
+
+    @staticmethod
+    def cut_trajectories(trajectories, n_steps, last_dones):
+        """The trajectories whose episode the rollout's end cut."""
+        return [t for t in trajectories if t[-1][0] == n_steps - 1 and not last_dones[t[-1][1]]]
 
     @staticmethod
     def spread(levels, bins_by_level, key_of, step, env):

@@ -1,76 +1,30 @@
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import numpy as np
 import torch as th
 from gymnasium import spaces
 from stable_baselines3.common.buffers import DictRolloutBuffer, RolloutBuffer
-from stable_baselines3.common.preprocessing import get_obs_shape, is_image_space
 from stable_baselines3.common.type_aliases import DictRolloutBufferSamples, RolloutBufferSamples
+from stable_baselines3.common.utils import explained_variance
 from stable_baselines3.common.vec_env import VecNormalize
 
-from sb3_gpg.common.binning import Binning, bin_keys, binning_levels, check_group_arguments
-from sb3_gpg.common.group_baseline import group_baselines, group_bootstrap
-
-OBSERVATION_BINNINGS = ("spatial", "spatial_time", "state")
-# An advantage this small relative to its return counts as 0 in the diagnostics: a bin's mean of equal returns can
-# differ from each of them by rounding
-ZERO_ADVANTAGE_TOLERANCE = 1e-9
+from sb3_gpg.common.binning import Binning, binning_levels
+from sb3_gpg.common.group_baseline import advantage_stats, group_baselines, group_bootstrap
+from sb3_gpg.common.group_options import DEFAULTS, GroupOptions
+from sb3_gpg.common.returns import completed_returns, discounted_returns, env_major, episode_times, trajectory_ids
+from sb3_gpg.common.rollout_keys import OBSERVATION_BINNINGS, check_observation_binning, flat_obs_dim, rollout_bin_keys
 
 
-def _is_discrete_space(space: spaces.Space) -> bool:
-    if isinstance(space, spaces.Dict):
-        return all(_is_discrete_space(subspace) for subspace in space.spaces.values())
-    if isinstance(space, spaces.Box):
-        return np.issubdtype(space.dtype, np.integer)
-    return isinstance(space, (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary))
-
-
-def has_image_space(space: spaces.Space) -> bool:
-    """
-    :return: whether the space, or one of a Dict space's subspaces, holds images
-    """
-    if isinstance(space, spaces.Dict):
-        return any(has_image_space(subspace) for subspace in space.spaces.values())
-    return is_image_space(space, check_channels=False)
-
-
-def _flat_obs_dim(space: spaces.Space) -> int:
-    if isinstance(space, spaces.Dict):
-        return sum(_flat_obs_dim(subspace) for subspace in space.spaces.values())
-    return int(np.prod(get_obs_shape(space)))  # type: ignore[arg-type]
-
-
-def _map_arrays(observations: Any, function: Callable[[np.ndarray], Any]) -> Any:
-    """
-    :return: ``function`` of the observations' array, or a dict of it per key for Dict observations
-    """
-    if isinstance(observations, dict):
-        return {key: function(array) for key, array in observations.items()}
-    return function(observations)
-
-
-def _map_tensors(samples: RolloutBufferSamples | DictRolloutBufferSamples, function: Callable[[th.Tensor], th.Tensor]):
-    """
-    :return: samples of the same type with ``function`` applied to every tensor (those of dict observations too)
-    """
-    return type(samples)(
-        *(
-            {key: function(tensor) for key, tensor in field.items()} if isinstance(field, dict) else function(field)
-            for field in samples
-        )
-    )
-
-
-class GroupRolloutBuffer(RolloutBuffer):
+class BaseGroupRolloutBuffer(RolloutBuffer):
     """
     Rollout buffer of Group Policy Gradient (GPG): the advantage of a sample is its discounted Monte-Carlo return
     minus the group baseline of its bin, the mean first-visit return of the rollout's trajectories in that bin.
 
-    It keeps ``RolloutBuffer``'s interface; only ``compute_returns_and_advantage`` changes, after which ``returns``
-    holds the returns, ``values`` the baselines and ``advantages`` their difference. The episode time of every sample
-    (``episode_times``) is derived from the ``episode_start`` flags in ``compute_returns_and_advantage`` too, and
-    carries across rollouts.
+    It keeps ``RolloutBuffer``'s interface and sampling; only ``compute_returns_and_advantage`` changes, after which
+    ``returns`` holds the returns, ``values`` the baselines and ``advantages`` their difference. The episode time of
+    every sample (``episode_times``) is derived from the ``episode_start`` flags in ``compute_returns_and_advantage``
+    too, and carries across rollouts.
 
     :param buffer_size: Number of steps per env in a rollout (n_steps)
     :param observation_space: Observation space
@@ -109,19 +63,17 @@ class GroupRolloutBuffer(RolloutBuffer):
         gae_lambda: float = 1.0,
         gamma: float = 0.99,
         n_envs: int = 1,
-        binning: Binning = "time",
-        bin_size: float | Sequence[float] = 1.0,
-        leave_one_out: bool = False,
-        min_bin_count: int = 1,
-        truncated_returns: str = "keep",
-        advantage_scale: str = "none",
+        binning: Binning = DEFAULTS.binning,
+        bin_size: float | Sequence[float] = DEFAULTS.bin_size,
+        leave_one_out: bool = DEFAULTS.leave_one_out,
+        min_bin_count: int = DEFAULTS.min_bin_count,
+        truncated_returns: str = DEFAULTS.truncated_returns,
+        advantage_scale: str = DEFAULTS.advantage_scale,
         **kwargs,
     ):
-        self.bin_size = check_group_arguments(
-            binning, bin_size, min_bin_count, truncated_returns, _flat_obs_dim(observation_space), advantage_scale
-        )
-        if binning in OBSERVATION_BINNINGS:
-            self._check_observation_binning(binning, observation_space)
+        options = GroupOptions(binning, bin_size, leave_one_out, min_bin_count, truncated_returns, advantage_scale)
+        self.bin_size = options.check(flat_obs_dim(observation_space))
+        check_observation_binning(binning, observation_space)
         self.binning = binning
         self.leave_one_out = leave_one_out
         self.min_bin_count = int(min_bin_count)
@@ -134,7 +86,6 @@ class GroupRolloutBuffer(RolloutBuffer):
         self.group_stats: dict[str, float] = {}
         # Samples that enter the loss, flattened as `get` flattens (env-major); None when all do
         self.loss_mask: np.ndarray | None = None
-        self._building_rollout_tensors = False
         super().__init__(
             buffer_size,
             observation_space,
@@ -146,29 +97,14 @@ class GroupRolloutBuffer(RolloutBuffer):
             **kwargs,
         )
 
-    @staticmethod
-    def _check_observation_binning(binning: str, observation_space: spaces.Space) -> None:
-        if has_image_space(observation_space):
-            raise ValueError(
-                f"{binning} binning on image observations puts almost every sample in a bin of its own (one cell per "
-                "pixel value), so the baselines equal the returns and the advantages vanish. Use binning='time', or "
-                "a callable f(obs, t) -> keys on features you choose."
-            )
-        if binning == "state" and not _is_discrete_space(observation_space):
-            raise ValueError(
-                f"state binning needs a discrete observation space (Discrete, MultiDiscrete, MultiBinary or an integer "
-                f"Box), got {observation_space}. For continuous observations use binning='spatial' or 'spatial_time' "
-                "with a bin_size."
-            )
-
     def reset(self) -> None:
         if self.pos > 0 and not self._episode_times_computed:
             # A rollout stopped early (by a callback): carry its episode times over, as its episodes go on
-            self._compute_episode_times(self.pos)
+            self._fill_episode_times(self.pos)
         self._episode_times_computed = False
         self.episode_times = np.zeros((self.buffer_size, self.n_envs), dtype=np.int64)
         self.loss_mask = None
-        self._device_samples: RolloutBufferSamples | DictRolloutBufferSamples | None = None
+        self.explained_variance = float("nan")
         super().reset()
 
     def add(self, obs, action, reward, episode_start, value, log_prob, **kwargs) -> None:  # type: ignore[override]
@@ -204,26 +140,22 @@ class GroupRolloutBuffer(RolloutBuffer):
         :param last_obs: the observation after the rollout, as the VecEnv gave it; needed by
             ``truncated_returns="bootstrap"`` with a binning that reads observations
         """
-        self._compute_episode_times(self.buffer_size)
-        cut_by_rollout_end = self._compute_returns(np.asarray(dones, dtype=bool).reshape(self.n_envs))
-
-        # Env-major order (as `get` flattens) keeps each trajectory's samples in time order, as first visits need
-        def env_major(array: np.ndarray) -> np.ndarray:
-            return array.swapaxes(0, 1).reshape(-1)
-
-        starts = self.episode_starts.astype(bool)
-        starts[0] = True  # a trajectory also starts at the rollout's first row
-        trajectory_ids = np.cumsum(env_major(starts)) - 1
+        self._fill_episode_times(self.buffer_size)
+        last_dones = np.asarray(dones, dtype=bool).reshape(self.n_envs)
+        self.returns[:], cut = discounted_returns(self.rewards, self.episode_starts, last_dones, self.gamma)
+        ids = trajectory_ids(self.episode_starts)
         bootstrap_stats = {}
         if self.truncated_returns == "bootstrap":
-            bootstrap_stats = self._bootstrap_cut_returns(cut_by_rollout_end, trajectory_ids, env_major, last_obs)
+            values_at_cut, bootstrap_stats = self._values_at_cut(cut, ids, last_obs)
+            if values_at_cut is not None:
+                self.returns[:] = completed_returns(self.returns, cut, values_at_cut, self.gamma)
         # Samples in the group: all, or under "mask" those whose returns the rollout's end did not cut
-        in_group = ~env_major(cut_by_rollout_end) if self.truncated_returns == "mask" else slice(None)
+        in_group = ~env_major(cut) if self.truncated_returns == "mask" else np.ones(cut.size, dtype=bool)
         returns = env_major(self.returns)
         level_keys = (env_major(self._bin_keys(level))[in_group] for level in binning_levels(self.binning))
         baselines, scales, stats = group_baselines(
             level_keys,
-            trajectory_ids[in_group],
+            ids[in_group],
             returns[in_group],
             self.leave_one_out,
             self.min_bin_count,
@@ -241,35 +173,30 @@ class GroupRolloutBuffer(RolloutBuffer):
             flat_advantages = returns - flat_baselines
             flat_advantages[in_group] /= scales
             self.advantages[:] = flat_advantages.reshape(self.n_envs, self.buffer_size).T
-        self.loss_mask = None if isinstance(in_group, slice) or in_group.all() else in_group
-        # Trajectory ids grow along the env-major order, so each new id is a new trajectory
-        n_trajectories = np.count_nonzero(np.diff(trajectory_ids[in_group])) + 1 if len(baselines) else 0
-        # Advantages the group leaves at 0 for any reason: no baseline, a bin of the sample's own trajectory alone, or a
-        # bin whose returns are all equal (a constant reward per step and episodes that all outlast the rollout)
-        group_advantages = (returns - flat_baselines)[in_group]
-        flat = np.abs(group_advantages) <= ZERO_ADVANTAGE_TOLERANCE * np.maximum(1.0, np.abs(returns[in_group]))
+        self.loss_mask = None if in_group.all() else in_group
+        # How much of the returns the baselines explain, over the samples in the loss
+        if in_group.any():
+            self.explained_variance = float(explained_variance(env_major(self.values)[in_group], returns[in_group]))
         self.group_stats = {
             **stats,
-            "zero_advantage_share": float(flat.mean()) if len(flat) else 0.0,
-            "n_trajectories": float(n_trajectories),
-            "truncated_share": float(cut_by_rollout_end.mean()),
+            **advantage_stats(ids[in_group], returns[in_group], baselines),
+            "truncated_share": float(cut.mean()),
             **bootstrap_stats,
         }
 
-    def _bootstrap_cut_returns(
-        self, cut: np.ndarray, trajectory_ids: np.ndarray, env_major: Callable[[np.ndarray], np.ndarray], last_obs: Any
-    ) -> dict[str, float]:
+    def _values_at_cut(self, cut: np.ndarray, ids: np.ndarray, last_obs: Any) -> tuple[np.ndarray | None, dict[str, float]]:
         """
-        Complete the returns cut by the rollout's end: add ``gamma**k`` times the group's value of the env's next state
-        (``group_bootstrap`` over the complete returns), k steps after each sample.
+        The group's value of each env's state after the rollout: ``group_bootstrap`` over the complete returns.
 
         :param cut: which samples' returns the rollout's end cut, shape (n_steps, n_envs)
-        :return: diagnostics: ``bootstrapped_share`` (samples whose return was completed) and ``bootstrap_mean``
+        :param ids: trajectory of every sample, env-major
+        :return: the value of each env's state after the rollout (0 where none was found; None when no return was
+            cut), and diagnostics: ``bootstrapped_share`` (samples whose return was completed) and ``bootstrap_mean``
             (mean value added at the cut, over the envs that got one)
         """
         cut_envs = cut[-1]  # an env's cut trajectory is its last one
         if not cut_envs.any():
-            return {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0}
+            return None, {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0}
         if last_obs is None and (callable(self.binning) or self.binning in OBSERVATION_BINNINGS):
             raise ValueError(
                 f"truncated_returns='bootstrap' with {self.binning} binning bins the observation after the rollout: "
@@ -277,7 +204,7 @@ class GroupRolloutBuffer(RolloutBuffer):
             )
         complete = ~env_major(cut)
         next_obs = None if last_obs is None else self._as_buffer_rows(last_obs)
-        # _compute_episode_times has moved on to the episode time of the step after the rollout
+        # _fill_episode_times has moved on to the episode time of the step after the rollout
         next_times = self._next_episode_times
 
         def level_keys():
@@ -285,86 +212,30 @@ class GroupRolloutBuffer(RolloutBuffer):
                 keys = self._bin_keys(level, next_obs, next_times)
                 yield env_major(keys[:-1])[complete], keys[-1][cut_envs]
 
-        values, found = group_bootstrap(
-            level_keys(), trajectory_ids[complete], env_major(self.returns)[complete], self.min_bin_count
-        )
+        values, found = group_bootstrap(level_keys(), ids[complete], env_major(self.returns)[complete], self.min_bin_count)
         at_cut = np.zeros(self.n_envs)
         at_cut[cut_envs] = values
         completed_envs = np.zeros(self.n_envs, dtype=bool)
         completed_envs[np.flatnonzero(cut_envs)[found]] = True
-        steps_to_cut = self.buffer_size - np.arange(self.buffer_size)[:, None]
-        self.returns += np.where(cut, self.gamma**steps_to_cut * at_cut, 0.0)
-        return {
+        return at_cut, {
             "bootstrapped_share": float(np.mean(cut & completed_envs)),
             "bootstrap_mean": float(values[found].mean()) if found.any() else 0.0,
         }
 
-    def _compute_episode_times(self, n_rows: int) -> None:
+    def _fill_episode_times(self, n_rows: int) -> None:
         """
-        Fill the first ``n_rows`` of ``self.episode_times``: steps since the last ``episode_start``, or, before the
-        rollout's first one, since the start carried over from the previous rollout.
+        Fill the first ``n_rows`` of ``self.episode_times``, carrying on from the previous rollout's episodes.
         """
-        rows = np.arange(n_rows)[:, None]
-        last_start = np.maximum.accumulate(np.where(self.episode_starts[:n_rows] != 0, rows, -1), axis=0)
-        self.episode_times[:n_rows] = np.where(last_start >= 0, rows - last_start, self._next_episode_times + rows)
+        self.episode_times[:n_rows] = episode_times(self.episode_starts[:n_rows], self._next_episode_times)
         self._next_episode_times = self.episode_times[n_rows - 1] + 1
         self._episode_times_computed = True
 
-    def _compute_returns(self, dones: np.ndarray) -> np.ndarray:
-        """
-        Fill ``self.returns`` with the discounted sum of rewards up to the end of the episode or of the rollout.
-
-        :param dones: whether each env's last step ended its episode
-        :return: which samples' returns were cut by the rollout's end, shape (n_steps, n_envs)
-        """
-        ends = np.empty((self.buffer_size, self.n_envs), dtype=bool)
-        ends[:-1] = self.episode_starts[1:]
-        ends[-1] = dones
-        discounts = self.gamma * ~ends
-        returns = np.empty((self.buffer_size, self.n_envs), dtype=np.float64)
-        returns[-1] = self.rewards[-1]
-        for step in reversed(range(self.buffer_size - 1)):
-            np.multiply(discounts[step], returns[step + 1], out=returns[step])
-            returns[step] += self.rewards[step]
-        self.returns[:] = returns
-        # Cut: no episode ends at this step or any later one of the rollout
-        return ~np.logical_or.accumulate(ends[::-1], axis=0)[::-1]
-
     def _bin_keys(self, binning: Binning, next_obs: Any = None, next_times: np.ndarray | None = None) -> np.ndarray:
         """
-        :param next_obs: the observations after the rollout (one row, as the buffer stores them), if any
-        :param next_times: their episode times; given, the keys of the states after the rollout follow as one more
-            row, computed with the rollout's (spatial and state keys are only comparable within one computation)
-        :return: the bin key of every sample, shape (n_steps, n_envs), or (n_steps + 1, n_envs) with ``next_times``
+        :return: the bin key of every sample, shape (n_steps, n_envs), or (n_steps + 1, n_envs) with the keys of
+            the states after the rollout (see ``rollout_bin_keys``)
         """
-        with_next = next_times is not None
-        if callable(binning):
-            keys = self._call_binning(binning, self.observations, self.episode_times)
-            if with_next:
-                next_rows = _map_arrays(next_obs, lambda rows: rows[None])
-                keys = np.concatenate([keys, self._call_binning(binning, next_rows, next_times[None])])
-            return keys
-        n_rows = self.buffer_size + with_next
-        flat_obs = None
-        if binning in OBSERVATION_BINNINGS:
-            flat_obs = self._flat_observations()
-            if with_next:
-                flat_obs = np.concatenate([flat_obs, self._flat_observations(next_obs, self.n_envs)])
-        times = self.episode_times if not with_next else np.concatenate([self.episode_times, next_times[None]])
-        rollout_step = np.broadcast_to(np.arange(n_rows)[:, None], (n_rows, self.n_envs))
-        keys = bin_keys(binning, flat_obs, times.reshape(-1), rollout_step.reshape(-1), self.bin_size)
-        return keys.reshape(n_rows, self.n_envs)
-
-    def _call_binning(self, binning: Callable, observations: Any, times: np.ndarray) -> np.ndarray:
-        keys = np.asarray(binning(observations, times))
-        if keys.shape != times.shape or not np.issubdtype(keys.dtype, np.integer):
-            raise ValueError(
-                f"The binning function {getattr(binning, '__name__', binning)} returned keys of shape {keys.shape} "
-                f"and dtype {keys.dtype}; it must return one integer key per sample, shape (n_steps, n_envs) = "
-                f"{times.shape}. It receives obs of shape {_map_arrays(observations, np.shape)} and t of shape "
-                f"{times.shape}."
-            )
-        return keys.astype(np.int64, copy=False)
+        return rollout_bin_keys(binning, self.observations, self.episode_times, self.bin_size, next_obs, next_times)
 
     def _as_buffer_rows(self, obs: Any) -> Any:
         """
@@ -377,49 +248,39 @@ class GroupRolloutBuffer(RolloutBuffer):
             }
         return np.asarray(obs, dtype=self.observations.dtype).reshape((self.n_envs, *self.obs_shape))
 
-    def _flat_observations(self, observations: Any = None, n_samples: int | None = None) -> np.ndarray:
-        """
-        :param observations: observations with ``n_samples`` leading rows (by default the rollout's)
-        :return: observations, one row per sample (step-major), shape (n_samples, obs_dim)
-        """
-        if observations is None:
-            observations, n_samples = self.observations, self.buffer_size * self.n_envs
-        if isinstance(observations, dict):
-            return np.concatenate([obs.reshape(n_samples, -1) for obs in observations.values()], axis=1, dtype=np.float64)
-        return observations.reshape(n_samples, -1)
 
-    def to_torch(self, array: np.ndarray, copy: bool = True) -> th.Tensor:
-        """
-        ``BaseBuffer.to_torch``, except while the rollout's tensors are built: then no copy on the CPU (the arrays
-        stay unchanged until the next ``reset``), one transfer to another device.
-        """
-        return super().to_torch(array, copy=copy and not self._building_rollout_tensors)
+class GroupRolloutBuffer(BaseGroupRolloutBuffer):
+    """
+    ``BaseGroupRolloutBuffer`` whose minibatches leave out the samples that ``truncated_returns="mask"`` keeps out of
+    the loss, and are gathered once per call of ``get`` rather than one by one. See ``BaseGroupRolloutBuffer`` for the
+    parameters.
+    """
 
-    def get(self, batch_size: int | None = None) -> Generator[RolloutBufferSamples | DictRolloutBufferSamples, None, None]:  # type: ignore[override]
+    def get(self, batch_size: int | None = None) -> Generator[RolloutBufferSamples | DictRolloutBufferSamples, None, None]:  # type: ignore[override]  # SB3's get is typed for the flat samples only
         """
-        Minibatches of ``batch_size`` samples in a random order drawn per call, as ``RolloutBuffer.get`` draws them,
-        less the samples left out of the loss (``loss_mask``). The rollout is gathered in that order once per call
-        and the minibatches are slices of it, instead of one gather per minibatch.
+        Minibatches of ``batch_size`` samples in a random order drawn per call, as ``RolloutBuffer.get`` draws them:
+        SB3's ``get`` without a batch size gathers the whole permutation in one ``_get_samples`` call
+        (``tests/test_buffers.py`` pins that), and the minibatches are slices of it.
         """
-        (shuffled,) = super().get()  # one `_get_samples` of the whole random permutation
+        (shuffled,) = super().get()
         n_samples = len(shuffled.advantages)
         batch_size = batch_size or n_samples
         for start in range(0, n_samples, batch_size):
-            yield _map_tensors(shuffled, lambda tensor: tensor[start : start + batch_size])  # noqa: B023 (used at once)
+            yield type(shuffled)(*(_slice(field, start, start + batch_size) for field in shuffled))
 
-    def _get_samples(self, batch_inds: np.ndarray, env: VecNormalize | None = None):  # type: ignore[override]
+    def _get_samples(self, batch_inds: np.ndarray, env: VecNormalize | None = None):  # type: ignore[override]  # the Dict variant's samples too
         if self.loss_mask is not None:
             batch_inds = batch_inds[self.loss_mask[batch_inds]]
-        if self._device_samples is None:
-            # The whole rollout as tensors once (as SB3 builds a minibatch), rather than a copy of every minibatch in
-            # every epoch; on the CPU they share memory with the buffer's arrays (see to_torch)
-            self._building_rollout_tensors = True
-            try:
-                self._device_samples = super()._get_samples(slice(None), env)  # type: ignore[arg-type]
-            finally:
-                self._building_rollout_tensors = False
-        index = th.as_tensor(batch_inds, device=self.device)
-        return _map_tensors(self._device_samples, lambda tensor: tensor[index])
+        return super()._get_samples(batch_inds, env)
+
+
+def _slice(field: Any, start: int, stop: int) -> Any:
+    """
+    :return: rows ``start:stop`` of a samples field: a tensor, or a dict of tensors for Dict observations
+    """
+    if isinstance(field, dict):
+        return {key: tensor[start:stop] for key, tensor in field.items()}
+    return field[start:stop]
 
 
 class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):
@@ -435,12 +296,38 @@ class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):
     :param gae_lambda: Ignored: GPG's returns are Monte-Carlo
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
-    :param binning: see ``GroupRolloutBuffer``
-    :param bin_size: see ``GroupRolloutBuffer``
-    :param leave_one_out: see ``GroupRolloutBuffer``
-    :param min_bin_count: see ``GroupRolloutBuffer``
-    :param truncated_returns: see ``GroupRolloutBuffer``
-    :param advantage_scale: see ``GroupRolloutBuffer``
+    :param binning: see ``BaseGroupRolloutBuffer``
+    :param bin_size: see ``BaseGroupRolloutBuffer``
+    :param leave_one_out: see ``BaseGroupRolloutBuffer``
+    :param min_bin_count: see ``BaseGroupRolloutBuffer``
+    :param truncated_returns: see ``BaseGroupRolloutBuffer``
+    :param advantage_scale: see ``BaseGroupRolloutBuffer``
     """
 
     observations: dict[str, np.ndarray]  # type: ignore[assignment]
+
+
+def group_buffer_class(
+    algorithm: str,
+    given: type[RolloutBuffer] | None,
+    classes: tuple[type[BaseGroupRolloutBuffer], type[BaseGroupRolloutBuffer]],
+    observation_space: spaces.Space,
+) -> type[RolloutBuffer]:
+    """
+    :param algorithm: the name of the algorithm
+    :param given: its ``rollout_buffer_class`` argument
+    :param classes: the algorithm's group buffers, for flat and for Dict observations
+    :param observation_space: the observation space
+    :return: the buffer to use: the one given, or the algorithm's for the observation space
+    :raises ValueError: for a buffer that does not compute group advantages
+    """
+    flat_buffer, dict_buffer = classes
+    if given is None:
+        return dict_buffer if isinstance(observation_space, spaces.Dict) else flat_buffer
+    if not issubclass(given, classes):
+        raise ValueError(
+            f"{algorithm} computes its advantages in a {flat_buffer.__name__}, got rollout_buffer_class="
+            f"{given}: pass a subclass of {flat_buffer.__module__}.{flat_buffer.__name__} (or "
+            f"{dict_buffer.__name__}), or leave it None."
+        )
+    return given

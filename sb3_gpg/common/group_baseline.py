@@ -10,6 +10,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+# An advantage this small relative to its return counts as 0 in the diagnostics: a bin's mean of equal returns can
+# differ from each of them by rounding
+ZERO_ADVANTAGE_TOLERANCE = 1e-9
+
 
 class FirstVisitBins(NamedTuple):
     """
@@ -213,3 +217,20 @@ def group_bootstrap(
             break
     assert values is not None and found is not None, "level_keys gave no level"
     return values, found
+
+
+def advantage_stats(trajectory_ids: np.ndarray, returns: np.ndarray, baselines: np.ndarray) -> dict[str, float]:
+    """
+    :param trajectory_ids: trajectory of every sample of the group, non-decreasing
+    :param returns: return of every sample of the group
+    :param baselines: their baselines (``group_baselines``)
+    :return: ``zero_advantage_share``, the share of samples the group leaves at advantage 0 for any reason (no
+        baseline, a bin of their own trajectory alone, or a bin whose returns are all equal: a constant reward per step
+        and episodes that all outlast the rollout), and ``n_trajectories``, the number of trajectories in the group
+    """
+    flat = np.abs(returns - baselines) <= ZERO_ADVANTAGE_TOLERANCE * np.maximum(1.0, np.abs(returns))
+    n_trajectories = np.count_nonzero(np.diff(trajectory_ids)) + 1 if len(baselines) else 0
+    return {
+        "zero_advantage_share": float(flat.mean()) if len(flat) else 0.0,
+        "n_trajectories": float(n_trajectories),
+    }

@@ -1,3 +1,5 @@
+import io
+import pathlib
 import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
@@ -10,48 +12,20 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
-from stable_baselines3.common.utils import FloatSchedule, explained_variance, obs_as_tensor
+from stable_baselines3.common.utils import FloatSchedule, obs_as_tensor
 from stable_baselines3.common.vec_env import VecEnv
 
-from sb3_gpg.common.binning import Binning, check_group_arguments
-from sb3_gpg.common.buffers import GroupDictRolloutBuffer, GroupRolloutBuffer
+from sb3_gpg.common.binning import Binning
+from sb3_gpg.common.buffers import BaseGroupRolloutBuffer, GroupDictRolloutBuffer, GroupRolloutBuffer, group_buffer_class
+from sb3_gpg.common.foreign_policies import check_policy_class, check_saved_policy
+from sb3_gpg.common.group_options import DEFAULTS, GROUP_OPTION_NAMES, GroupOptions
+from sb3_gpg.common.no_signal import NoSignalCheck
+from sb3_gpg.common.ppo_settings import check_minibatch_size, ignore_critic_settings
 from sb3_gpg.gpg.policies import ActorOnlyPolicy, CnnPolicy, MlpPolicy, MultiInputPolicy
 
 SelfGPG = TypeVar("SelfGPG", bound="GPG")
-
-# The no-signal check: over the first rollouts of each learn() call, the share of samples whose advantage the group
-# cannot inform (baseline from a bin holding their own trajectory alone, or no baseline at all). Measured on the first
-# 3 rollouts: at most 0.14 for every gpg.yml entry and the paper grid's CartPole, LunarLander, HalfCheetah and Hopper
-# settings at 1 and 4 envs (LunarLander at 1 env: 0.03-0.64 per rollout, mean 0.31), 1.0 where GPG cannot learn
-# (a rollout shorter than an episode at 1 env: n_steps=8 on CartPole, CliffWalking and Acrobot at 128 steps)
-SIGNAL_CHECK_ROLLOUTS = 3
-NO_SIGNAL_WARNING_SHARE = 0.5
-
-
-class ForeignPolicyError(ValueError):
-    """A policy class that is not an ``ActorOnlyPolicy`` (e.g. a file saved by PPO given to ``GPG.load``)."""
-
-
-GROUP_ARGUMENTS = ("binning", "bin_size", "leave_one_out", "min_bin_count", "truncated_returns", "advantage_scale")
-
-
-def _drop_critic_policy_kwargs(policy_kwargs: dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
-    """
-    :return: the policy kwargs without the critic's settings, and the names of those settings
-    """
-    policy_kwargs = dict(policy_kwargs or {})
-    dropped = []
-    net_arch = policy_kwargs.get("net_arch")
-    if isinstance(net_arch, list) and len(net_arch) > 0 and isinstance(net_arch[0], dict):
-        net_arch = net_arch[0]  # SB3 < 1.8 style: [dict(pi=..., vf=...)]
-    if isinstance(net_arch, dict):
-        dropped += [f"net_arch['{key}']" for key in net_arch if key != "pi"]
-        policy_kwargs["net_arch"] = list(net_arch.get("pi", []))
-    for name in ("share_features_extractor", "shared_lstm", "enable_critic_lstm"):  # the last two: RecurrentPPO's
-        if name in policy_kwargs:
-            dropped.append(name)
-            del policy_kwargs[name]
-    return policy_kwargs, dropped
+GroupBufferClasses = tuple[type[BaseGroupRolloutBuffer], type[BaseGroupRolloutBuffer]]
+SpaceClasses = tuple[type[spaces.Space], ...]
 
 
 class GPG(OnPolicyAlgorithm):
@@ -79,10 +53,8 @@ class GPG(OnPolicyAlgorithm):
     :param ent_coef: Entropy coefficient for the loss calculation
     :param vf_coef: PPO's; ignored (no value function)
     :param max_grad_norm: The maximum value for the gradient clipping
-    :param use_sde: Whether to use generalized State Dependent Exploration (gSDE)
-        instead of action noise exploration (default: False)
-    :param sde_sample_freq: Sample a new noise matrix every n steps when using gSDE
-        Default: -1 (only sample at the beginning of the rollout)
+    :param use_sde: Whether to use generalized State Dependent Exploration (gSDE) instead of action noise exploration
+    :param sde_sample_freq: Sample a new noise matrix every n steps when using gSDE (-1: only at the rollout's start)
     :param rollout_buffer_class: Rollout buffer class to use, a ``GroupRolloutBuffer`` (sub)class.
         If ``None``, ``GroupRolloutBuffer`` or, for Dict observations, ``GroupDictRolloutBuffer``.
     :param rollout_buffer_kwargs: Keyword arguments to pass to the rollout buffer on creation, besides GPG's own
@@ -96,20 +68,13 @@ class GPG(OnPolicyAlgorithm):
     :param verbose: Verbosity level: 0 for no output, 1 for info messages (such as device or wrappers used), 2 for
         debug messages
     :param seed: Seed for the pseudo random generators
-    :param device: Device (cpu, cuda, ...) on which the code should be run.
-        Setting it to auto, the code will be run on the GPU if possible.
-    :param binning: which samples share a baseline: ``"time"`` (episode time, the paper's choice),
-        ``"rollout_step"``, ``"universal"`` (one bin: REINFORCE++ / GRPO), ``"spatial"``, ``"spatial_time"``,
-        ``"state"``, or a callable ``f(obs, t) -> keys`` (see ``GroupRolloutBuffer``)
-    :param bin_size: epsilon of the spatial bins, one float or one value per flattened observation dimension
-    :param leave_one_out: leave the sample's own trajectory out of its baseline
-    :param min_bin_count: a bin holding fewer returns (other trajectories' only, under ``leave_one_out``) takes its
-        baseline from the next coarser binning; where even universal holds too few, the advantage is 0
-    :param truncated_returns: ``"keep"`` (returns cut by the rollout's end are used as they are, as in the paper),
-        ``"mask"`` (such samples are left out of the bins and out of the loss) or ``"bootstrap"`` (completed with the
-        group's mean complete return from the bin of the env's next state; see ``GroupRolloutBuffer``)
-    :param advantage_scale: ``"none"``, or ``"bin_std"``: each advantage divided by the spread (std) of the
-        first-visit returns in its bin, before the per-minibatch normalisation of ``normalize_advantage``
+    :param device: Device (cpu, cuda, ...) on which the code should be run; auto: the GPU if possible
+    :param binning: GPG's own option, see ``GroupOptions``
+    :param bin_size: GPG's own option, see ``GroupOptions``
+    :param leave_one_out: GPG's own option, see ``GroupOptions``
+    :param min_bin_count: GPG's own option, see ``GroupOptions``
+    :param truncated_returns: GPG's own option, see ``GroupOptions``
+    :param advantage_scale: GPG's own option, see ``GroupOptions``
     :param _init_setup_model: Whether or not to build the network at the creation of the instance
     """
 
@@ -119,19 +84,11 @@ class GPG(OnPolicyAlgorithm):
         "MultiInputPolicy": MultiInputPolicy,
     }
     policy: ActorOnlyPolicy
-    rollout_buffer: GroupRolloutBuffer
-    # What MaskableGPG changes: the policies and buffers it needs, and the action spaces it supports
+    rollout_buffer: BaseGroupRolloutBuffer
+    # What MaskableGPG and RecurrentGPG change: the policies and buffers they need, and the action spaces they support
     policy_base: ClassVar[type[BasePolicy]] = ActorOnlyPolicy
-    rollout_buffer_classes: ClassVar[tuple[type[GroupRolloutBuffer], type[GroupRolloutBuffer]]] = (
-        GroupRolloutBuffer,
-        GroupDictRolloutBuffer,
-    )
-    supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
-        spaces.Box,
-        spaces.Discrete,
-        spaces.MultiDiscrete,
-        spaces.MultiBinary,
-    )
+    rollout_buffer_classes: ClassVar[GroupBufferClasses] = (GroupRolloutBuffer, GroupDictRolloutBuffer)
+    supported_action_spaces: ClassVar[SpaceClasses] = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 
     def __init__(
         self,
@@ -160,30 +117,21 @@ class GPG(OnPolicyAlgorithm):
         verbose: int = 0,
         seed: int | None = None,
         device: th.device | str = "auto",
-        binning: Binning = "time",
-        bin_size: float | Sequence[float] = 1.0,
-        leave_one_out: bool = False,
-        min_bin_count: int = 1,
-        truncated_returns: str = "keep",
-        advantage_scale: str = "none",
+        binning: Binning = DEFAULTS.binning,
+        bin_size: float | Sequence[float] = DEFAULTS.bin_size,
+        leave_one_out: bool = DEFAULTS.leave_one_out,
+        min_bin_count: int = DEFAULTS.min_bin_count,
+        truncated_returns: str = DEFAULTS.truncated_returns,
+        advantage_scale: str = DEFAULTS.advantage_scale,
         _init_setup_model: bool = True,
     ):
         # Check GPG's own arguments before anything is built or stepped
-        check_group_arguments(binning, bin_size, min_bin_count, truncated_returns, advantage_scale=advantage_scale)
-        clashing = sorted(set(rollout_buffer_kwargs or {}) & set(GROUP_ARGUMENTS))
-        if clashing:
-            raise ValueError(f"Pass {', '.join(clashing)} to GPG directly, not in rollout_buffer_kwargs.")
-
-        policy_kwargs, ignored = _drop_critic_policy_kwargs(policy_kwargs)
-        ppo_only = {"gae_lambda": gae_lambda, "vf_coef": vf_coef, "clip_range_vf": clip_range_vf}
-        ignored = [f"{name}={value}" for name, value in ppo_only.items() if value is not None] + ignored
-        if ignored:
-            warnings.warn(
-                f"GPG has no critic, so it ignores these PPO settings: {', '.join(ignored)}. Remove them to silence "
-                "this warning.",
-                UserWarning,
-                stacklevel=2,
-            )
+        GroupOptions(binning, bin_size, leave_one_out, min_bin_count, truncated_returns, advantage_scale).check(
+            rollout_buffer_kwargs=rollout_buffer_kwargs
+        )
+        policy_kwargs = ignore_critic_settings(
+            policy_kwargs, gae_lambda=gae_lambda, vf_coef=vf_coef, clip_range_vf=clip_range_vf
+        )
 
         super().__init__(
             policy,
@@ -209,29 +157,7 @@ class GPG(OnPolicyAlgorithm):
             supported_action_spaces=self.supported_action_spaces,
         )
 
-        # Sanity checks as PPO's: advantage normalization of a single sample gives NaN
-        if normalize_advantage and batch_size <= 1:
-            raise ValueError(
-                f"batch_size must be greater than 1 when normalize_advantage=True, got {batch_size}. "
-                "See https://github.com/DLR-RM/stable-baselines3/issues/440"
-            )
-        if self.env is not None:
-            buffer_size = self.env.num_envs * self.n_steps
-            if normalize_advantage and buffer_size <= 1:
-                raise ValueError(
-                    f"n_steps * n_envs must be greater than 1 when normalize_advantage=True. "
-                    f"Currently n_steps={self.n_steps} and n_envs={self.env.num_envs}"
-                )
-            untruncated_batches = buffer_size // batch_size
-            if buffer_size % batch_size > 0:
-                warnings.warn(
-                    f"You have specified a mini-batch size of {batch_size},"
-                    f" but because the `RolloutBuffer` is of size `n_steps * n_envs = {buffer_size}`,"
-                    f" after every {untruncated_batches} untruncated mini-batches,"
-                    f" there will be a truncated mini-batch of size {buffer_size % batch_size}\n"
-                    f"We recommend using a `batch_size` that is a factor of `n_steps * n_envs`.\n"
-                    f"Info: (n_steps={self.n_steps} and n_envs={self.env.num_envs})"
-                )
+        check_minibatch_size(batch_size, self.n_steps, None if self.env is None else self.env.num_envs, normalize_advantage)
         self.batch_size = batch_size
         self.n_epochs = n_epochs
         self.clip_range = clip_range
@@ -243,32 +169,19 @@ class GPG(OnPolicyAlgorithm):
         self.min_bin_count = min_bin_count
         self.truncated_returns = truncated_returns
         self.advantage_scale = advantage_scale
-        # Group diagnostics of the first rollouts of the current learn() call, for the no-signal check
-        self._first_group_stats: list[dict[str, float]] = []
+        self._no_signal_check = NoSignalCheck()
 
         if _init_setup_model:
             self._setup_model()
 
     def _setup_model(self) -> None:
-        name, base = type(self).__name__, self.policy_base
-        if not issubclass(self.policy_class, base):
-            raise ForeignPolicyError(
-                f"{name} needs an actor-only policy ({base.__module__}.{base.__name__}), got "
-                f"{self.policy_class.__name__}: use 'MlpPolicy', 'CnnPolicy' or 'MultiInputPolicy', or subclass "
-                f"{base.__name__} for a custom network."
-            )
-        flat_buffer, dict_buffer = self.rollout_buffer_classes
-        if self.rollout_buffer_class is None:
-            is_dict = isinstance(self.observation_space, spaces.Dict)
-            self.rollout_buffer_class = dict_buffer if is_dict else flat_buffer
-        elif not issubclass(self.rollout_buffer_class, self.rollout_buffer_classes):
-            raise ValueError(
-                f"{name} computes its advantages in a {flat_buffer.__name__}, got rollout_buffer_class="
-                f"{self.rollout_buffer_class}: pass a subclass of {flat_buffer.__module__}.{flat_buffer.__name__} (or "
-                f"{dict_buffer.__name__}), or leave it None."
-            )
+        name = type(self).__name__
+        check_policy_class(name, self.policy_class, self.policy_base)
+        self.rollout_buffer_class = group_buffer_class(
+            name, self.rollout_buffer_class, self.rollout_buffer_classes, self.observation_space
+        )
         # Set here rather than in __init__, so that a model loaded with other values (GPG.load(..., binning=...)) uses them
-        self.rollout_buffer_kwargs = {**self.rollout_buffer_kwargs, **{name: getattr(self, name) for name in GROUP_ARGUMENTS}}
+        self.rollout_buffer_kwargs = {**self.rollout_buffer_kwargs, **self.group_options.as_kwargs()}
         super()._setup_model()
         self.clip_range = FloatSchedule(self.clip_range)
 
@@ -276,11 +189,7 @@ class GPG(OnPolicyAlgorithm):
         super()._maybe_recommend_cpu(mlp_class_name)
 
     def collect_rollouts(
-        self,
-        env: VecEnv,
-        callback: BaseCallback,
-        rollout_buffer: RolloutBuffer,
-        n_rollout_steps: int,
+        self, env: VecEnv, callback: BaseCallback, rollout_buffer: RolloutBuffer, n_rollout_steps: int
     ) -> bool:
         """
         Collect experiences using the current policy and fill a ``GroupRolloutBuffer``, then log the group's
@@ -290,11 +199,10 @@ class GPG(OnPolicyAlgorithm):
         time-limit truncations with the value of the terminal observation, no value of the last observation.
 
         :param env: The training environment
-        :param callback: Callback that will be called at each step (and at the beginning and end of the rollout)
+        :param callback: Callback called at each step (and at the beginning and end of the rollout)
         :param rollout_buffer: Buffer to fill with rollouts
         :param n_rollout_steps: Number of experiences to collect per environment
-        :return: True if function returned with at least `n_rollout_steps` collected, False if callback terminated
-            rollout prematurely.
+        :return: False if the callback ended the rollout early, else True
         """
         assert self._last_obs is not None, "No previous observation was provided"
         self.policy.set_training_mode(False)
@@ -303,7 +211,6 @@ class GPG(OnPolicyAlgorithm):
         rollout_buffer.reset()
         if self.use_sde:
             self.policy.reset_noise(env.num_envs)
-
         callback.on_rollout_start()
         no_values = th.zeros((env.num_envs, 1), device=self.device)  # the buffer's interface takes values; GPG has none
 
@@ -317,7 +224,6 @@ class GPG(OnPolicyAlgorithm):
             actions = actions.cpu().numpy()
 
             clipped_actions = actions
-
             if isinstance(self.action_space, spaces.Box):
                 if self.policy.squash_output:
                     clipped_actions = self.policy.unscale_action(clipped_actions)
@@ -325,9 +231,7 @@ class GPG(OnPolicyAlgorithm):
                     clipped_actions = np.clip(actions, self.action_space.low, self.action_space.high)
 
             new_obs, rewards, dones, infos = env.step(clipped_actions)
-
             self.num_timesteps += env.num_envs
-
             callback.update_locals(locals())
             if not callback.on_step():
                 return False
@@ -353,15 +257,10 @@ class GPG(OnPolicyAlgorithm):
         rollout_buffer.compute_returns_and_advantage(last_values=no_values, dones=dones, last_obs=self._last_obs)
         for key, value in rollout_buffer.group_stats.items():  # type: ignore[attr-defined]
             self.logger.record(f"gpg/{key}", value)
-        if len(self._first_group_stats) < SIGNAL_CHECK_ROLLOUTS:
-            self._first_group_stats.append(rollout_buffer.group_stats)  # type: ignore[attr-defined]
-            if len(self._first_group_stats) == SIGNAL_CHECK_ROLLOUTS:
-                self._warn_if_the_group_gives_no_signal()
+        self._no_signal_check.record(rollout_buffer.group_stats, self)
 
         callback.update_locals(locals())
-
         callback.on_rollout_end()
-
         return True
 
     # What MaskableGPG and RecurrentGPG change in the rollout and the update
@@ -394,31 +293,21 @@ class GPG(OnPolicyAlgorithm):
         PPO's update loop with the value loss removed: clipped surrogate plus entropy bonus. The means run over the
         rows of ``_loss_mask`` (all but RecurrentGPG's padding), as in RecurrentPPO.
         """
-        # Switch to train mode (this affects batch norm / dropout)
         self.policy.set_training_mode(True)
-        # Update optimizer learning rate
         self._update_learning_rate(self.policy.optimizer)
-        # Compute current clip range
         clip_range = self.clip_range(self._current_progress_remaining)  # type: ignore[operator]
 
-        entropy_losses = []
-        pg_losses = []
-        clip_fractions = []
-
+        entropy_losses, pg_losses, clip_fractions = [], [], []
         continue_training = True
-        # train for n_epochs epochs
         for epoch in range(self.n_epochs):
             approx_kl_divs = []
-            # Do a complete pass on the rollout buffer
             for rollout_data in self.rollout_buffer.get(self.batch_size):
                 actions = rollout_data.actions
                 if isinstance(self.action_space, spaces.Discrete):
-                    # Convert discrete action from float to long
                     actions = rollout_data.actions.long().flatten()
 
                 log_prob, entropy = self._evaluate_actions(rollout_data, actions)
                 mask = self._loss_mask(rollout_data)
-                # Normalize advantage
                 advantages = rollout_data.advantages
                 # Normalization does not make sense if mini batchsize == 1, see GH issue #325
                 if self.normalize_advantage and len(_rows(advantages, mask)) > 1:
@@ -432,18 +321,12 @@ class GPG(OnPolicyAlgorithm):
                 policy_loss_2 = advantages * th.clamp(ratio, 1 - clip_range, 1 + clip_range)
                 policy_loss = -_rows(th.min(policy_loss_1, policy_loss_2), mask).mean()
 
-                # Logging
                 pg_losses.append(policy_loss.item())
                 clip_fraction = th.mean(_rows((th.abs(ratio - 1) > clip_range).float(), mask)).item()
                 clip_fractions.append(clip_fraction)
 
-                # Entropy loss favor exploration
-                if entropy is None:
-                    # Approximate entropy when no analytical form
-                    entropy_loss = -th.mean(_rows(-log_prob, mask))
-                else:
-                    entropy_loss = -th.mean(_rows(entropy, mask))
-
+                # Entropy bonus; approximated by the log probabilities where it has no analytical form
+                entropy_loss = -th.mean(_rows(-log_prob if entropy is None else entropy, mask))
                 entropy_losses.append(entropy_loss.item())
 
                 loss = policy_loss + self.ent_coef * entropy_loss
@@ -461,10 +344,8 @@ class GPG(OnPolicyAlgorithm):
                         print(f"Early stopping at step {epoch} due to reaching max kl: {approx_kl_div:.2f}")
                     break
 
-                # Optimization step
                 self.policy.optimizer.zero_grad()
                 loss.backward()
-                # Clip grad norm
                 th.nn.utils.clip_grad_norm_(self.policy.parameters(), self.max_grad_norm)
                 self.policy.optimizer.step()
 
@@ -481,22 +362,14 @@ class GPG(OnPolicyAlgorithm):
             )
             return
 
-        # How much of the return the group baselines explain
-        baselines, returns = self.rollout_buffer.values.flatten(), self.rollout_buffer.returns.flatten()
-        if self.rollout_buffer.loss_mask is not None:
-            baselines, returns = baselines[self.rollout_buffer.loss_mask], returns[self.rollout_buffer.loss_mask]
-        explained_var = explained_variance(baselines, returns)
-
-        # Logs
         self.logger.record("train/entropy_loss", np.mean(entropy_losses))
         self.logger.record("train/policy_gradient_loss", np.mean(pg_losses))
         self.logger.record("train/approx_kl", np.mean(approx_kl_divs))
         self.logger.record("train/clip_fraction", np.mean(clip_fractions))
         self.logger.record("train/loss", loss.item())
-        self.logger.record("train/explained_variance", explained_var)
+        self.logger.record("train/explained_variance", self.rollout_buffer.explained_variance)
         if hasattr(self.policy, "log_std"):
             self.logger.record("train/std", th.exp(self.policy.log_std).mean().item())
-
         self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
         self.logger.record("train/clip_range", clip_range)
 
@@ -509,55 +382,33 @@ class GPG(OnPolicyAlgorithm):
         reset_num_timesteps: bool = True,
         progress_bar: bool = False,
     ) -> SelfGPG:
-        self._first_group_stats = []
-        super().learn(
-            total_timesteps=total_timesteps,
-            callback=callback,
-            log_interval=log_interval,
-            tb_log_name=tb_log_name,
-            reset_num_timesteps=reset_num_timesteps,
-            progress_bar=progress_bar,
-        )
-        if 0 < len(self._first_group_stats) < SIGNAL_CHECK_ROLLOUTS:
-            self._warn_if_the_group_gives_no_signal()  # a short learn() call: what it has
+        self._no_signal_check = NoSignalCheck()
+        super().learn(total_timesteps, callback, log_interval, tb_log_name, reset_num_timesteps, progress_bar)
+        self._no_signal_check.finish(self)
         return self
 
     def _excluded_save_params(self) -> list[str]:
-        return [*super()._excluded_save_params(), "_first_group_stats"]
+        return [*super()._excluded_save_params(), "_no_signal_check"]
 
-    def _warn_if_the_group_gives_no_signal(self) -> None:
-        """
-        Warn (once per ``learn`` call) when most samples of the first rollouts got no signal from their group: their
-        baseline was their own trajectory's return, or they had none, so their advantage is 0 or nearly.
-        """
-        stats = self._first_group_stats
-        own = float(np.mean([rollout["own_baseline_share"] for rollout in stats]))
-        none = float(np.mean([rollout["no_baseline_share"] for rollout in stats]))
-        if own + none <= NO_SIGNAL_WARNING_SHARE:
-            return
-        trajectories = float(np.mean([rollout["n_trajectories"] for rollout in stats]))
-        message = (
-            f"GPG's group gives most samples no baseline: over the first {len(stats)} rollout(s), {own:.0%} of the "
-            f"samples had only their own trajectory in their bin and {none:.0%} had no baseline, so their advantage is "
-            f"0 (or close to it) and they teach the policy nothing. The group is n_steps x n_envs = {self.n_steps} x "
-            f"{self.n_envs} samples holding {trajectories:.1f} trajectories per rollout. Fixes, in order: a longer "
-            "n_steps (several episodes per env), more envs (n_envs is GPG's group size), a coarser binning ('time' or "
-            "'universal'), min_bin_count=2 with leave_one_out=True. PPO settings with short rollouts do not carry "
-            "over to GPG."
-        )
-        warnings.warn(message, UserWarning, stacklevel=3)
-        if self.verbose >= 1:
-            self.logger.warn(message)
+    @property
+    def group_options(self) -> GroupOptions:
+        """GPG's own options (see ``GroupOptions``), as set on this model."""
+        return GroupOptions(**{name: getattr(self, name) for name in GROUP_OPTION_NAMES})
 
     @classmethod
-    def load(cls, path, env=None, device="auto", custom_objects=None, print_system_info=False, force_reset=True, **kwargs):
-        """
-        ``BaseAlgorithm.load``, with a clear error for a file saved by another algorithm (e.g. PPO).
-        """
-        try:
-            return super().load(path, env, device, custom_objects, print_system_info, force_reset, **kwargs)
-        except ForeignPolicyError:
-            raise ValueError(foreign_model_message(path, cls.__name__)) from None
+    def load(  # type: ignore[override]  # SB3's load returns the base class; this returns the class loaded
+        cls: type[SelfGPG],
+        path: str | pathlib.Path | io.BufferedIOBase,
+        env: GymEnv | None = None,
+        device: th.device | str = "auto",
+        custom_objects: dict[str, Any] | None = None,
+        print_system_info: bool = False,
+        force_reset: bool = True,
+        **kwargs: Any,
+    ) -> SelfGPG:
+        """``BaseAlgorithm.load``, with a clear error for a file saved by another algorithm (e.g. PPO)."""
+        check_saved_policy(path, cls.__name__, cls.policy_base, custom_objects)
+        return super().load(path, env, device, custom_objects, print_system_info, force_reset, **kwargs)
 
 
 def _rows(tensor: th.Tensor, mask: th.Tensor | None) -> th.Tensor:
@@ -565,34 +416,3 @@ def _rows(tensor: th.Tensor, mask: th.Tensor | None) -> th.Tensor:
     :return: the tensor's rows that the mask keeps (all with no mask)
     """
     return tensor if mask is None else tensor[mask]
-
-
-def foreign_model_message(path: Any, class_name: str) -> str:
-    """
-    :return: what a file saved by another algorithm holds, and what to do with it
-    """
-    from stable_baselines3.common.save_util import load_from_zip_file
-
-    data, _, _ = load_from_zip_file(path, load_data=True, print_system_info=False)
-    policy_class = (data or {}).get("policy_class")
-    policy = f"{policy_class.__module__}.{policy_class.__qualname__}" if isinstance(policy_class, type) else repr(policy_class)
-    if policy.startswith("sb3_gpg."):
-        saved_by = "MaskableGPG" if "Maskable" in policy else "RecurrentGPG" if "Recurrent" in policy else "GPG"
-        return (
-            f"{path} holds a model saved by {saved_by} (policy {policy}), not by {class_name}: load it with "
-            f"sb3_gpg.{saved_by}.load."
-        )
-    if "maskable" in policy.lower():
-        saved_by = "MaskablePPO"
-    elif "recurrent" in policy.lower():
-        saved_by = "RecurrentPPO"
-    elif policy.endswith("ActorCriticPolicy"):
-        saved_by = "PPO or A2C"
-    else:
-        saved_by = "another algorithm"
-    return (
-        f"{path} holds a model saved by {saved_by} (policy {policy}), not by {class_name}: load it with the class that "
-        f"saved it (e.g. stable_baselines3.PPO.load), or train a {class_name} with the same hyperparameters "
-        f"({class_name}('MlpPolicy', env, ...) accepts PPO's arguments). A {class_name} policy has no critic, so PPO's "
-        "weights cannot be loaded into it."
-    )

@@ -12,6 +12,7 @@ from stable_baselines3.common.utils import is_vectorized_observation
 from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg.common.binning import Binning
+from sb3_gpg.common.group_options import DEFAULTS
 from sb3_gpg.common.maskable.buffers import MaskableGroupDictRolloutBuffer, MaskableGroupRolloutBuffer
 from sb3_gpg.common.maskable.policies import MaskableActorOnlyPolicy
 from sb3_gpg.common.maskable.utils import check_action_masks
@@ -62,12 +63,12 @@ class MaskableGPG(GPG):
     :param seed: Seed for the pseudo random generators
     :param device: Device (cpu, cuda, ...) on which the code should be run.
         Setting it to auto, the code will be run on the GPU if possible.
-    :param binning: see ``GPG``
-    :param bin_size: see ``GPG``
-    :param leave_one_out: see ``GPG``
-    :param min_bin_count: see ``GPG``
-    :param truncated_returns: see ``GPG``
-    :param advantage_scale: see ``GPG``
+    :param binning: GPG's own option, see ``GroupOptions``
+    :param bin_size: GPG's own option, see ``GroupOptions``
+    :param leave_one_out: GPG's own option, see ``GroupOptions``
+    :param min_bin_count: GPG's own option, see ``GroupOptions``
+    :param truncated_returns: GPG's own option, see ``GroupOptions``
+    :param advantage_scale: GPG's own option, see ``GroupOptions``
     :param _init_setup_model: Whether or not to build the network at the creation of the instance
     """
 
@@ -107,12 +108,12 @@ class MaskableGPG(GPG):
         verbose: int = 0,
         seed: int | None = None,
         device: th.device | str = "auto",
-        binning: Binning = "time",
-        bin_size: float | Sequence[float] = 1.0,
-        leave_one_out: bool = False,
-        min_bin_count: int = 1,
-        truncated_returns: str = "keep",
-        advantage_scale: str = "none",
+        binning: Binning = DEFAULTS.binning,
+        bin_size: float | Sequence[float] = DEFAULTS.bin_size,
+        leave_one_out: bool = DEFAULTS.leave_one_out,
+        min_bin_count: int = DEFAULTS.min_bin_count,
+        truncated_returns: str = DEFAULTS.truncated_returns,
+        advantage_scale: str = DEFAULTS.advantage_scale,
         _init_setup_model: bool = True,
     ):
         # Whether the current learn() call masks; MaskablePPO passes it down as an argument of collect_rollouts

@@ -7,7 +7,7 @@ class MaskableGroupRolloutBuffer(GroupRolloutBuffer, MaskableRolloutBuffer):
     """
     ``GroupRolloutBuffer`` that also stores the action masks of every sample, as sb3-contrib's
     ``MaskableRolloutBuffer``: ``add(..., action_masks=...)``, and ``get`` yields ``MaskableRolloutBufferSamples``.
-    Returns, bins, baselines and advantages are ``GroupRolloutBuffer``'s, with every option.
+    Returns, bins, baselines and advantages are ``BaseGroupRolloutBuffer``'s, with every option.
 
     :param buffer_size: Number of steps per env in a rollout (n_steps)
     :param observation_space: Observation space
@@ -16,12 +16,7 @@ class MaskableGroupRolloutBuffer(GroupRolloutBuffer, MaskableRolloutBuffer):
     :param gae_lambda: Ignored: GPG's returns are Monte-Carlo
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
-    :param binning: see ``GroupRolloutBuffer``
-    :param bin_size: see ``GroupRolloutBuffer``
-    :param leave_one_out: see ``GroupRolloutBuffer``
-    :param min_bin_count: see ``GroupRolloutBuffer``
-    :param truncated_returns: see ``GroupRolloutBuffer``
-    :param advantage_scale: see ``GroupRolloutBuffer``
+    :param kwargs: GPG's own options (see ``GroupOptions``)
     """
 
 

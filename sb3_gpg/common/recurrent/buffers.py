@@ -1,4 +1,3 @@
-from collections.abc import Generator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -6,19 +5,19 @@ from gymnasium import spaces
 from sb3_contrib.common.recurrent.buffers import RecurrentDictRolloutBuffer, RecurrentRolloutBuffer
 from stable_baselines3.common.vec_env import VecNormalize
 
-from sb3_gpg.common.buffers import GroupDictRolloutBuffer, GroupRolloutBuffer
+from sb3_gpg.common.buffers import BaseGroupRolloutBuffer
 
 
 class _RecurrentGroup:
     """
-    What the recurrent group buffers take from sb3-contrib's recurrent buffer (``recurrent_buffer``) rather than from
-    ``GroupRolloutBuffer``: the minibatches of padded sequences, whose ``mask`` also drops the samples that
-    ``truncated_returns="mask"`` leaves out of the loss (they stay in their sequences: the LSTM needs them). The
-    critic's LSTM states are stored with no width: there is no critic.
+    What a group buffer needs to sit on sb3-contrib's recurrent buffers (placed before ``BaseGroupRolloutBuffer`` in
+    the bases, so that sampling stays sb3-contrib's): the LSTM states' shape, no critic states, and the ``mask`` of
+    the padded sequences, which also drops the samples left out of the loss.
     """
 
-    recurrent_buffer: ClassVar[type[RecurrentRolloutBuffer] | type[RecurrentDictRolloutBuffer]]
+    hidden_state_shape: tuple[int, int, int, int]
     loss_mask: np.ndarray | None
+    pad_and_flatten: ClassVar[Any]
 
     def __init__(
         self,
@@ -32,7 +31,7 @@ class _RecurrentGroup:
         n_envs: int = 1,
         **kwargs,
     ):
-        super().__init__(  # type: ignore[call-arg]
+        super().__init__(  # type: ignore[call-arg]  # the next class in the MRO is a rollout buffer
             buffer_size,
             observation_space,
             action_space,
@@ -45,28 +44,26 @@ class _RecurrentGroup:
         )
 
     def reset(self) -> None:
-        super().reset()  # type: ignore[misc]
-        # No critic LSTM: its slots in sb3-contrib's buffer have no width (half the stored states of RecurrentPPO's)
-        no_width = (*self.hidden_state_shape[:-1], 0)  # type: ignore[attr-defined]
+        super().reset()  # type: ignore[misc]  # the next class in the MRO is a rollout buffer
+        # No critic LSTM: its slots in sb3-contrib's buffer have no width
+        no_width = (*self.hidden_state_shape[:-1], 0)
         self.hidden_states_vf = np.zeros(no_width, dtype=np.float32)
         self.cell_states_vf = np.zeros(no_width, dtype=np.float32)
 
-    def get(self, batch_size: int | None = None) -> Generator:
-        return self.recurrent_buffer.get(self, batch_size)  # type: ignore[arg-type]
-
-    def _get_samples(self, batch_inds: np.ndarray, env_change: np.ndarray, env: VecNormalize | None = None):
-        samples = self.recurrent_buffer._get_samples(self, batch_inds, env_change, env)  # type: ignore[arg-type]
+    def _get_samples(self, batch_inds: np.ndarray, env_change: np.ndarray, env: VecNormalize | None = None):  # type: ignore[override]  # the Dict variant's samples too
+        samples = super()._get_samples(batch_inds, env_change, env)  # type: ignore[misc]  # likewise
         if self.loss_mask is None:
             return samples
-        return samples._replace(mask=self.pad_and_flatten(self.loss_mask[batch_inds].astype(np.float32)))  # type: ignore[attr-defined]
+        return samples._replace(mask=self.pad_and_flatten(self.loss_mask[batch_inds].astype(np.float32)))
 
 
-class RecurrentGroupRolloutBuffer(_RecurrentGroup, GroupRolloutBuffer, RecurrentRolloutBuffer):  # type: ignore[misc]
+class RecurrentGroupRolloutBuffer(_RecurrentGroup, BaseGroupRolloutBuffer, RecurrentRolloutBuffer):
     """
-    ``GroupRolloutBuffer`` with sb3-contrib's ``RecurrentRolloutBuffer``: the LSTM states stored with every step
+    ``BaseGroupRolloutBuffer`` with sb3-contrib's ``RecurrentRolloutBuffer``: the LSTM states stored with every step
     (``add(..., lstm_states=...)``) and minibatches of padded sequences (``RecurrentRolloutBuffer``'s ``get``).
-    Returns, bins, baselines and advantages are ``GroupRolloutBuffer``'s, with every option; samples that
-    ``truncated_returns="mask"`` leaves out of the loss stay in their sequences with 0 in the samples' ``mask``.
+    Returns, bins, baselines and advantages are ``BaseGroupRolloutBuffer``'s, with every option; samples that
+    ``truncated_returns="mask"`` leaves out of the loss stay in their sequences (the LSTM needs them) with 0 in the
+    samples' ``mask``. The critic's LSTM states are stored with no width: there is no critic.
 
     :param buffer_size: Number of steps per env in a rollout (n_steps)
     :param observation_space: Observation space
@@ -76,17 +73,14 @@ class RecurrentGroupRolloutBuffer(_RecurrentGroup, GroupRolloutBuffer, Recurrent
     :param gae_lambda: Ignored: GPG's returns are Monte-Carlo
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
-    :param kwargs: GPG's arguments of ``GroupRolloutBuffer`` (binning, bin_size, leave_one_out, min_bin_count,
-        truncated_returns, advantage_scale)
+    :param kwargs: GPG's own options (see ``GroupOptions``)
     """
 
-    recurrent_buffer = RecurrentRolloutBuffer
 
-
-class RecurrentGroupDictRolloutBuffer(_RecurrentGroup, GroupDictRolloutBuffer, RecurrentDictRolloutBuffer):  # type: ignore[misc]
+class RecurrentGroupDictRolloutBuffer(_RecurrentGroup, BaseGroupRolloutBuffer, RecurrentDictRolloutBuffer):
     """
-    ``RecurrentGroupRolloutBuffer`` for Dict observation spaces (``GroupDictRolloutBuffer`` with sb3-contrib's
-    ``RecurrentDictRolloutBuffer``). See ``RecurrentGroupRolloutBuffer`` for the parameters.
+    ``RecurrentGroupRolloutBuffer`` for Dict observation spaces (with sb3-contrib's ``RecurrentDictRolloutBuffer``).
+    See ``RecurrentGroupRolloutBuffer`` for the parameters.
     """
 
-    recurrent_buffer = RecurrentDictRolloutBuffer
+    observations: dict[str, np.ndarray]  # type: ignore[assignment]  # SB3's Dict buffers store a dict of arrays

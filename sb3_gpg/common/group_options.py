@@ -1,0 +1,64 @@
+"""
+GPG's own options, in one place: their names, defaults and meaning. ``GPG``, ``MaskableGPG``, ``RecurrentGPG``, the
+group buffers, RL Zoo's checks and search space and the tests read them from here; the constructors keep them as flat
+keyword arguments, as PPO's hyperparameters are.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from sb3_gpg.common.binning import Binning, check_group_arguments
+
+
+@dataclass(frozen=True)
+class GroupOptions:
+    """
+    Which samples share a baseline and how their advantages are formed.
+
+    :param binning: which samples share a baseline: ``"time"`` (episode time, the paper's choice),
+        ``"rollout_step"``, ``"universal"`` (one bin: REINFORCE++ / GRPO), ``"spatial"``, ``"spatial_time"``,
+        ``"state"``, or a callable ``f(obs, t) -> keys`` (see ``GroupRolloutBuffer``)
+    :param bin_size: epsilon of the spatial bins, one float or one value per flattened observation dimension
+    :param leave_one_out: leave the sample's own trajectory out of its baseline
+    :param min_bin_count: a bin holding fewer returns (other trajectories' only, under ``leave_one_out``) takes its
+        baseline from the next coarser binning; where even universal holds too few, the advantage is 0
+    :param truncated_returns: ``"keep"`` (returns cut by the rollout's end are used as they are, as in the paper),
+        ``"mask"`` (such samples are left out of the bins and out of the loss) or ``"bootstrap"`` (completed with the
+        group's mean complete return from the bin of the env's next state; see ``GroupRolloutBuffer``)
+    :param advantage_scale: ``"none"``, or ``"bin_std"``: each advantage divided by the spread (std) of the
+        first-visit returns in its bin, before the per-minibatch normalisation of ``normalize_advantage``
+    """
+
+    binning: Binning = "time"
+    bin_size: float | Sequence[float] = 1.0
+    leave_one_out: bool = False
+    min_bin_count: int = 1
+    truncated_returns: str = "keep"
+    advantage_scale: str = "none"
+
+    def check(self, obs_dim: int | None = None, rollout_buffer_kwargs: dict[str, Any] | None = None) -> np.ndarray:
+        """
+        :param obs_dim: number of flattened observation dimensions, to check a per-dimension ``bin_size`` against
+        :param rollout_buffer_kwargs: an algorithm's other buffer arguments, which must not repeat these options
+        :return: ``bin_size`` as a float64 array
+        :raises ValueError: naming the option that is wrong and what it accepts
+        """
+        clashing = sorted(set(rollout_buffer_kwargs or {}) & set(GROUP_OPTION_NAMES))
+        if clashing:
+            raise ValueError(f"Pass {', '.join(clashing)} to the algorithm directly, not in rollout_buffer_kwargs.")
+        return check_group_arguments(
+            self.binning, self.bin_size, self.min_bin_count, self.truncated_returns, obs_dim, self.advantage_scale
+        )
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """
+        :return: the options as keyword arguments (of the algorithms and the group buffers)
+        """
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+GROUP_OPTION_NAMES = tuple(field.name for field in fields(GroupOptions))
+DEFAULTS = GroupOptions()
