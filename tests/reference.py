@@ -4,6 +4,8 @@ package's options (leave_one_out, min_bin_count, truncated_returns, advantage_sc
 against.
 
 It shares no code with sb3_gpg: plain Python loops over envs, steps, trajectories and bins, with dicts of lists.
+The state-aware options (gae_lambda, the fitted baselines "linear" and "knn") are loops too; only the ridge
+regression's linear system is solved by NumPy.
 """
 
 import numpy as np
@@ -29,6 +31,9 @@ class ReferenceGPG:
     :param min_bin_count: minimum number of returns in a bin, else the next coarser binning
     :param truncated_returns: "keep", "mask" or "bootstrap"
     :param advantage_scale: "none" or "bin_std"
+    :param gae_lambda: GAE's lambda over the baselines (1: Monte-Carlo advantages)
+    :param baseline: "bins", "linear" or "knn"
+    :param baseline_kwargs: n_folds, ridge (linear), n_neighbors (knn)
     """
 
     def __init__(
@@ -41,6 +46,9 @@ class ReferenceGPG:
         min_bin_count=1,
         truncated_returns="keep",
         advantage_scale="none",
+        gae_lambda=1.0,
+        baseline="bins",
+        baseline_kwargs=None,
     ):
         self.n_envs = n_envs
         self.gamma = gamma
@@ -50,6 +58,9 @@ class ReferenceGPG:
         self.min_bin_count = min_bin_count
         self.truncated_returns = truncated_returns
         self.advantage_scale = advantage_scale
+        self.gae_lambda = gae_lambda
+        self.baseline = baseline
+        self.baseline_kwargs = {"n_folds": 2, "ridge": 1e-5, "n_neighbors": 16, **(baseline_kwargs or {})}
         self.time_of_next_step = [0] * n_envs
 
     def key(self, binning, obs, time, step):
@@ -103,13 +114,26 @@ class ReferenceGPG:
                 return int(custom_keys[step][env])
             return self.key(level, observations[step][env], int(times[step][env]), step)
 
+        value_at_cut = [0.0] * self.n_envs
         if self.truncated_returns == "bootstrap":
             # The state after the rollout: its observation, the next episode time, rollout row n_steps
             next_times = np.array([self.time_of_next_step])
+            complete_samples = [
+                (step, env) for t in trajectories if not any(t is cut for cut in cut_trajectories) for step, env in t
+            ]
             for trajectory in cut_trajectories:
                 env = trajectory[-1][1]
                 value = 0.0
-                for level in levels:
+                if self.baseline != "bins" and complete_samples:
+                    train = [
+                        (self.features(observations[st][en], times[st][en]), returns[st][en]) for st, en in complete_samples
+                    ]
+                    query = self.features(last_obs[env], self.time_of_next_step[env])
+                    value = self.fitted_value(train, query)
+                    levels_to_try = []
+                else:
+                    levels_to_try = levels
+                for level in levels_to_try:
                     if level == "custom":
                         next_key = int(self.binning(np.asarray(last_obs)[None], next_times)[0][env])
                     else:
@@ -127,6 +151,7 @@ class ReferenceGPG:
                         break
                 for step, env in trajectory:
                     returns[step][env] += self.gamma ** (n_steps - step) * value
+                value_at_cut[env] = value
 
         # Bins of first-visit returns, per level: key -> list of (trajectory index, return)
         bins_by_level = []
@@ -157,7 +182,72 @@ class ReferenceGPG:
                         if self.advantage_scale == "bin_std":
                             scales[step][env] = self.spread(levels[number:], bins_by_level[number:], key_of, step, env)
                         break
-        return returns, baselines, (returns - baselines) / scales, in_group
+        group = [t for t in trajectories if in_group[t[0][0]][t[0][1]]]
+        if self.baseline != "bins" and len(group) >= 2:
+            n_folds = min(self.baseline_kwargs["n_folds"], len(group))
+            samples = [[(step, env) for step, env in t] for t in group]
+            for fold in range(n_folds):
+                train = [
+                    (self.features(observations[step][env], times[step][env]), returns[step][env])
+                    for number, t in enumerate(samples) if number % n_folds != fold for step, env in t
+                ]  # fmt: skip
+                group_features = [self.features(observations[step][env], times[step][env]) for t in samples for step, env in t]
+                for number, t in enumerate(samples):
+                    if number % n_folds == fold:
+                        for step, env in t:
+                            query = self.features(observations[step][env], times[step][env])
+                            baselines[step][env] = self.fitted_value(train, query, scale_rows=group_features)
+        if self.gae_lambda == 1.0:
+            return returns, baselines, (returns - baselines) / scales, in_group
+        advantages = np.zeros((n_steps, self.n_envs))
+        for trajectory in trajectories:
+            following = 0.0
+            for position in reversed(range(len(trajectory))):
+                step, env = trajectory[position]
+                if position + 1 < len(trajectory):
+                    next_value = baselines[trajectory[position + 1][0]][env]
+                elif step == n_steps - 1 and not last_dones[env]:
+                    next_value = value_at_cut[env]
+                else:
+                    next_value = 0.0
+                delta = rewards[step][env] + self.gamma * next_value - baselines[step][env]
+                following = delta + self.gamma * self.gae_lambda * following
+                if in_group[step][env]:
+                    advantages[step][env] = following / scales[step][env]
+        return returns, baselines, advantages, in_group
+
+    def features(self, obs, time):
+        """A sample's features for the fitted baselines: rllab's for linear, (obs, time) for knn (standardised later)."""
+        flat = [float(x) for x in np.asarray(obs, dtype=np.float64).reshape(-1)]
+        if self.baseline == "knn":
+            return [*flat, float(time)]
+        clipped = [min(max(x, -10.0), 10.0) for x in flat]
+        t = time / 100.0
+        return [*clipped, *[x * x for x in clipped], t, t * t, t * t * t, 1.0]
+
+    def fitted_value(self, train, query, scale_rows=None):
+        """
+        The fitted baseline's value of a query from (features, return) pairs. knn standardises with the mean and std of
+        ``scale_rows`` (the whole group's features when cross-fitting), else of the training samples.
+        """
+        if self.baseline == "linear":
+            size = len(query)
+            gram = [[sum(x[i] * x[j] for x, _ in train) + (self.baseline_kwargs["ridge"] if i == j else 0.0)
+                     for j in range(size)] for i in range(size)]  # fmt: skip
+            moments = [sum(x[i] * y for x, y in train) for i in range(size)]
+            weights = np.linalg.solve(np.array(gram), np.array(moments))
+            return sum(w * q for w, q in zip(weights, query, strict=True))
+        rows = [x for x, _ in train] if scale_rows is None else scale_rows
+        means = [sum(row[i] for row in rows) / len(rows) for i in range(len(query))]
+        stds = [(sum((row[i] - means[i]) ** 2 for row in rows) / len(rows)) ** 0.5 or 1.0 for i in range(len(query))]
+
+        def scaled(row):
+            return [(value - mean) / std for value, mean, std in zip(row, means, stds, strict=True)]
+
+        target = scaled(query)
+        distances = sorted((sum((a - b) ** 2 for a, b in zip(scaled(x), target, strict=True)), y) for x, y in train)
+        nearest = distances[: self.baseline_kwargs["n_neighbors"]]
+        return sum(y for _, y in nearest) / len(nearest)
 
     def episode_times(self, episode_starts):
         """Steps since each sample's episode began, carried on from the previous rollout; (n_steps, n_envs)."""

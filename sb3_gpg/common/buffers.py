@@ -1,3 +1,4 @@
+import time
 from collections.abc import Generator, Sequence
 from typing import Any
 
@@ -10,10 +11,31 @@ from stable_baselines3.common.utils import explained_variance
 from stable_baselines3.common.vec_env import VecNormalize
 
 from sb3_gpg.common.binning import Binning, binning_levels
+from sb3_gpg.common.fitted_baselines import (
+    cross_fitted_baselines,
+    fitted_values,
+    knn_features,
+    linear_features,
+    standardise,
+    trajectory_folds,
+)
 from sb3_gpg.common.group_baseline import advantage_stats, group_baselines, group_bootstrap
 from sb3_gpg.common.group_options import DEFAULTS, GroupOptions
-from sb3_gpg.common.returns import completed_returns, discounted_returns, env_major, episode_times, trajectory_ids
-from sb3_gpg.common.rollout_keys import OBSERVATION_BINNINGS, check_observation_binning, flat_obs_dim, rollout_bin_keys
+from sb3_gpg.common.returns import (
+    completed_returns,
+    discounted_returns,
+    env_major,
+    episode_times,
+    lambda_advantages,
+    trajectory_ids,
+)
+from sb3_gpg.common.rollout_keys import (
+    OBSERVATION_BINNINGS,
+    check_observation_binning,
+    flat_obs_dim,
+    map_arrays,
+    rollout_bin_keys,
+)
 
 
 class BaseGroupRolloutBuffer(RolloutBuffer):
@@ -69,11 +91,19 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         min_bin_count: int = DEFAULTS.min_bin_count,
         truncated_returns: str = DEFAULTS.truncated_returns,
         advantage_scale: str = DEFAULTS.advantage_scale,
+        baseline: str = DEFAULTS.baseline,
+        baseline_kwargs: dict[str, Any] | None = DEFAULTS.baseline_kwargs,
         **kwargs,
     ):
-        options = GroupOptions(binning, bin_size, leave_one_out, min_bin_count, truncated_returns, advantage_scale)
+        options = GroupOptions(
+            binning, bin_size, leave_one_out, min_bin_count, truncated_returns, advantage_scale, baseline, baseline_kwargs
+        )
         self.bin_size = options.check(flat_obs_dim(observation_space))
-        check_observation_binning(binning, observation_space)
+        check_observation_binning(binning, observation_space, baseline)
+        if not 0.0 <= gae_lambda <= 1.0:
+            raise ValueError(f"gae_lambda must be in [0, 1], got {gae_lambda}: 1.0 gives Monte-Carlo advantages.")
+        self.baseline = baseline
+        self.baseline_kwargs = options.checked_baseline_kwargs()
         self.binning = binning
         self.leave_one_out = leave_one_out
         self.min_bin_count = int(min_bin_count)
@@ -138,39 +168,55 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         :param last_values: Ignored: GPG has no critic (accepted for ``RolloutBuffer``'s interface)
         :param dones: whether each env's last step ended its episode
         :param last_obs: the observation after the rollout, as the VecEnv gave it; needed by
-            ``truncated_returns="bootstrap"`` with a binning that reads observations
+            ``truncated_returns="bootstrap"`` with a binning that reads observations or a fitted baseline
         """
+        start = time.perf_counter()
         self._fill_episode_times(self.buffer_size)
         last_dones = np.asarray(dones, dtype=bool).reshape(self.n_envs)
         self.returns[:], cut = discounted_returns(self.rewards, self.episode_starts, last_dones, self.gamma)
         ids = trajectory_ids(self.episode_starts)
-        bootstrap_stats = {}
+        values_at_cut, bootstrap_stats = np.zeros(self.n_envs), {}
         if self.truncated_returns == "bootstrap":
-            values_at_cut, bootstrap_stats = self._values_at_cut(cut, ids, last_obs)
-            if values_at_cut is not None:
-                self.returns[:] = completed_returns(self.returns, cut, values_at_cut, self.gamma)
+            completion, bootstrap_stats = self._values_at_cut(cut, ids, last_obs)
+            if completion is not None:
+                self.returns[:] = completed_returns(self.returns, cut, completion, self.gamma)
+                values_at_cut = completion
         # Samples in the group: all, or under "mask" those whose returns the rollout's end did not cut
         in_group = ~env_major(cut) if self.truncated_returns == "mask" else np.ones(cut.size, dtype=bool)
         returns = env_major(self.returns)
-        level_keys = (env_major(self._bin_keys(level))[in_group] for level in binning_levels(self.binning))
         baselines, scales, stats = group_baselines(
-            level_keys,
+            self._level_keys(in_group),
             ids[in_group],
             returns[in_group],
             self.leave_one_out,
             self.min_bin_count,
             scale_by_bin_std=self.advantage_scale == "bin_std",
         )
+        fitted = self._fitted_baselines(ids[in_group], returns[in_group], in_group)
+        if fitted is not None:
+            baselines = out_of_fold = fitted
+        elif self.leave_one_out:
+            out_of_fold = baselines
+        else:  # the bins' baselines without the sample's own trajectory, for the diagnostic alone
+            out_of_fold = group_baselines(self._level_keys(in_group), ids[in_group], returns[in_group], True).baselines
 
         flat_baselines = returns.astype(np.float64)  # samples outside the group get advantage 0
         flat_baselines[in_group] = baselines
         self.values[:] = flat_baselines.reshape(self.n_envs, self.buffer_size).T
-        if self.advantage_scale == "none":
+        if self.gae_lambda == 1.0 and self.advantage_scale == "none":
             self.advantages[:] = self.returns - self.values
         else:
-            # In float64 before the division: the float32 difference of a return and its rounded baseline would be
+            # In float64 before any division: the float32 difference of a return and its rounded baseline would be
             # scaled up with the rest
             flat_advantages = returns - flat_baselines
+            if self.gae_lambda != 1.0:
+                step_major = flat_baselines.reshape(self.n_envs, self.buffer_size).T
+                flat_advantages = env_major(
+                    lambda_advantages(
+                        self.rewards, step_major, self.episode_starts, last_dones, values_at_cut, self.gamma, self.gae_lambda
+                    )
+                )
+                flat_advantages[~in_group] = 0.0
             flat_advantages[in_group] /= scales
             self.advantages[:] = flat_advantages.reshape(self.n_envs, self.buffer_size).T
         self.loss_mask = None if in_group.all() else in_group
@@ -182,11 +228,61 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             **advantage_stats(ids[in_group], returns[in_group], baselines),
             "truncated_share": float(cut.mean()),
             **bootstrap_stats,
+            "baseline_explained_variance": float(explained_variance(out_of_fold, returns[in_group]))
+            if in_group.any()
+            else 0.0,
+            "fitted_baseline_fallback": float(self.baseline != "bins" and fitted is None),
+            "advantage_time": time.perf_counter() - start,
         }
+
+    def _level_keys(self, in_group: np.ndarray) -> Generator[np.ndarray, None, None]:
+        """
+        :return: the bin keys of the group's samples (env-major), per binning level, finest first, computed lazily
+        """
+        for level in binning_levels(self.binning):
+            yield env_major(self._bin_keys(level))[in_group]
+
+    def _baseline_features(self, observations: Any, times: np.ndarray) -> np.ndarray:
+        """
+        :param observations: observations with one leading row per sample (a dict of such arrays for Dict spaces)
+        :param times: their episode times
+        :return: the fitted baseline's features (see ``fitted_baselines``), before the knn's standardisation
+        """
+        n_samples = len(times)
+        if isinstance(observations, dict):  # the Box parts, flattened
+            boxes = [key for key, space in self.observation_space.spaces.items() if isinstance(space, spaces.Box)]
+            flat_obs = np.concatenate([observations[key].reshape(n_samples, -1) for key in boxes], axis=1, dtype=np.float64)
+        else:
+            flat_obs = observations.reshape(n_samples, -1)
+        return (linear_features if self.baseline == "linear" else knn_features)(flat_obs, times)
+
+    def _rollout_features(self) -> np.ndarray:
+        """
+        :return: the fitted baseline's features of every sample of the rollout, env-major
+        """
+        observations = map_arrays(self.observations, lambda array: array.swapaxes(0, 1))
+        return self._baseline_features(observations, env_major(self.episode_times))
+
+    def _fitted_baselines(self, ids: np.ndarray, returns: np.ndarray, in_group: np.ndarray) -> np.ndarray | None:
+        """
+        :param ids: trajectory of every sample of the group
+        :param returns: their returns
+        :param in_group: which of the rollout's samples (env-major) are in the group
+        :return: the cross-fitted baseline of every sample of the group; None with ``baseline="bins"``, or when the
+            group holds a single trajectory (its bins' baselines are used then)
+        """
+        folds = None if self.baseline == "bins" else trajectory_folds(ids, self.baseline_kwargs["n_folds"])
+        if folds is None:
+            return None
+        features = self._rollout_features()[in_group]
+        if self.baseline == "knn":
+            (features,) = standardise(features)
+        return cross_fitted_baselines(self.baseline, features, returns, folds, **self.baseline_kwargs)
 
     def _values_at_cut(self, cut: np.ndarray, ids: np.ndarray, last_obs: Any) -> tuple[np.ndarray | None, dict[str, float]]:
         """
-        The group's value of each env's state after the rollout: ``group_bootstrap`` over the complete returns.
+        The group's value of each env's state after the rollout: ``group_bootstrap`` over the complete returns, or
+        the fitted baseline's, fitted on them.
 
         :param cut: which samples' returns the rollout's end cut, shape (n_steps, n_envs)
         :param ids: trajectory of every sample, env-major
@@ -197,15 +293,22 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         cut_envs = cut[-1]  # an env's cut trajectory is its last one
         if not cut_envs.any():
             return None, {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0}
-        if last_obs is None and (callable(self.binning) or self.binning in OBSERVATION_BINNINGS):
+        if last_obs is None and (callable(self.binning) or self.binning in OBSERVATION_BINNINGS or self.baseline != "bins"):
             raise ValueError(
-                f"truncated_returns='bootstrap' with {self.binning} binning bins the observation after the rollout: "
-                "pass it as compute_returns_and_advantage(..., last_obs=...)."
+                f"truncated_returns='bootstrap' with {self.binning} binning and baseline={self.baseline!r} reads the "
+                "observation after the rollout: pass it as compute_returns_and_advantage(..., last_obs=...)."
             )
         complete = ~env_major(cut)
         next_obs = None if last_obs is None else self._as_buffer_rows(last_obs)
         # _fill_episode_times has moved on to the episode time of the step after the rollout
         next_times = self._next_episode_times
+        if self.baseline != "bins" and complete.any():
+            features = self._rollout_features()[complete]
+            queries = self._baseline_features(next_obs, next_times)[cut_envs]
+            if self.baseline == "knn":
+                features, queries = standardise(features, queries)
+            values = fitted_values(self.baseline, features, env_major(self.returns)[complete], queries, **self.baseline_kwargs)
+            return self._completion(cut, values, np.ones(len(values), dtype=bool))
 
         def level_keys():
             for level in binning_levels(self.binning):
@@ -213,6 +316,15 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
                 yield env_major(keys[:-1])[complete], keys[-1][cut_envs]
 
         values, found = group_bootstrap(level_keys(), ids[complete], env_major(self.returns)[complete], self.min_bin_count)
+        return self._completion(cut, values, found)
+
+    def _completion(self, cut: np.ndarray, values: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
+        """
+        :param values: the value of each cut env's state after the rollout
+        :param found: whether each has one
+        :return: the value after the rollout of every env (0 where none), and the bootstrap's diagnostics
+        """
+        cut_envs = cut[-1]
         at_cut = np.zeros(self.n_envs)
         at_cut[cut_envs] = values
         completed_envs = np.zeros(self.n_envs, dtype=bool)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from sb3_gpg.common.binning import Binning, check_group_arguments
+from sb3_gpg.common.fitted_baselines import check_baseline
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,12 @@ class GroupOptions:
         group's mean complete return from the bin of the env's next state; see ``GroupRolloutBuffer``)
     :param advantage_scale: ``"none"``, or ``"bin_std"``: each advantage divided by the spread (std) of the
         first-visit returns in its bin, before the per-minibatch normalisation of ``normalize_advantage``
+    :param baseline: ``"bins"`` (the mean first-visit return of the sample's bin), or a baseline fitted per rollout to
+        the group's returns on the observation and the episode time, cross-fitted so that no trajectory's returns
+        enter its own baseline: ``"linear"`` (ridge regression on clipped observations, their squares and a cubic in
+        the time) or ``"knn"`` (mean return of the nearest samples of other trajectories); see ``fitted_baselines``
+    :param baseline_kwargs: the fitted baseline's arguments: ``n_folds`` (both), ``ridge`` (linear), ``n_neighbors``
+        (knn); defaults in ``fitted_baselines.BASELINE_KWARGS``
     """
 
     binning: Binning = "time"
@@ -38,6 +45,8 @@ class GroupOptions:
     min_bin_count: int = 1
     truncated_returns: str = "keep"
     advantage_scale: str = "none"
+    baseline: str = "bins"
+    baseline_kwargs: dict[str, Any] | None = None
 
     def check(self, obs_dim: int | None = None, rollout_buffer_kwargs: dict[str, Any] | None = None) -> np.ndarray:
         """
@@ -49,9 +58,17 @@ class GroupOptions:
         clashing = sorted(set(rollout_buffer_kwargs or {}) & set(GROUP_OPTION_NAMES))
         if clashing:
             raise ValueError(f"Pass {', '.join(clashing)} to the algorithm directly, not in rollout_buffer_kwargs.")
+        self.checked_baseline_kwargs()
         return check_group_arguments(
             self.binning, self.bin_size, self.min_bin_count, self.truncated_returns, obs_dim, self.advantage_scale
         )
+
+    def checked_baseline_kwargs(self) -> dict[str, Any]:
+        """
+        :return: the baseline's arguments, with their defaults
+        :raises ValueError: for an unknown baseline, argument or value
+        """
+        return check_baseline(self.baseline, self.baseline_kwargs)
 
     def as_kwargs(self) -> dict[str, Any]:
         """

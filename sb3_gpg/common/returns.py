@@ -75,3 +75,41 @@ def completed_returns(returns: np.ndarray, cut: np.ndarray, values_at_cut: np.nd
     """
     steps_to_cut = len(returns) - np.arange(len(returns))[:, None]
     return returns + np.where(cut, gamma**steps_to_cut * values_at_cut, 0.0)
+
+
+def lambda_advantages(
+    rewards: np.ndarray,
+    baselines: np.ndarray,
+    episode_starts: np.ndarray,
+    last_dones: np.ndarray,
+    values_at_cut: np.ndarray,
+    gamma: float,
+    gae_lambda: float,
+) -> np.ndarray:
+    """
+    GAE's lambda-return over the group baselines: ``A_t = sum_k (gamma * lambda)**k delta_{t+k}`` along the sample's
+    trajectory within the rollout, with ``delta_t = r_t + gamma * v_{t+1} - b_t``, where ``v_{t+1}`` is the baseline of
+    the trajectory's next sample, 0 after its episode's end (terminated or truncated, as the returns treat both), and
+    ``values_at_cut`` after the rollout's end.
+
+    :param rewards: reward of every step, shape (n_steps, n_envs)
+    :param baselines: baseline of every sample, shape (n_steps, n_envs)
+    :param episode_starts: whether each step starts an episode
+    :param last_dones: whether each env's last step ended its episode, shape (n_envs,)
+    :param values_at_cut: the value of each env's state after the rollout (0 where none), shape (n_envs,)
+    :param gamma: discount factor
+    :param gae_lambda: GAE's lambda
+    :return: the advantages, float64, shape (n_steps, n_envs)
+    """
+    continues = np.empty(rewards.shape, dtype=bool)
+    continues[:-1] = episode_starts[1:] == 0
+    continues[-1] = ~np.asarray(last_dones, dtype=bool)
+    next_values = np.empty(rewards.shape, dtype=np.float64)
+    next_values[:-1] = baselines[1:]
+    next_values[-1] = values_at_cut
+    deltas = rewards + gamma * np.where(continues, next_values, 0.0) - baselines
+    advantages = np.empty(rewards.shape, dtype=np.float64)
+    advantages[-1] = deltas[-1]
+    for step in reversed(range(len(rewards) - 1)):  # a loop over steps, vectorised over envs
+        advantages[step] = deltas[step] + gamma * gae_lambda * continues[step] * advantages[step + 1]
+    return advantages

@@ -45,11 +45,17 @@ def flat_obs_dim(space: spaces.Space) -> int:
     return int(np.prod(get_obs_shape(space)))  # type: ignore[arg-type]  # a Dict's shape is a dict; handled above
 
 
-def check_observation_binning(binning: Binning, observation_space: spaces.Space) -> None:
+def check_observation_binning(binning: Binning, observation_space: spaces.Space, baseline: str = "bins") -> None:
     """
-    :raises ValueError: for a binning that reads observations the space cannot give it (images; continuous values
-        for state binning), naming the binnings that work
+    :raises ValueError: for a binning or a fitted baseline that reads observations the space cannot give it (images;
+        continuous values for state binning), naming what works
     """
+    if baseline != "bins" and has_image_space(observation_space):
+        raise ValueError(
+            f"baseline={baseline!r} fits the returns on the observations, which images give no usable features for. "
+            "Use baseline='bins' with binning='time', 'universal' or 'rollout_step', or a callable binning "
+            "f(obs, t) -> keys on features you choose."
+        )
     if callable(binning) or binning not in OBSERVATION_BINNINGS:
         return
     if has_image_space(observation_space):

@@ -41,12 +41,11 @@ class GPG(OnPolicyAlgorithm):
     :param policy: The policy model to use (MlpPolicy, CnnPolicy, MultiInputPolicy): actor-only policies
     :param env: The environment to learn from (if registered in Gym, can be str)
     :param learning_rate: The learning rate, it can be a function of the current progress remaining (from 1 to 0)
-    :param n_steps: The number of steps to run for each environment per update; the group is the whole rollout,
-        n_steps * n_envs samples. NOTE: n_steps * n_envs must be greater than 1 (because of the advantage normalization)
+    :param n_steps: The number of steps to run for each environment per update; the group is the whole rollout
     :param batch_size: Minibatch size
     :param n_epochs: Number of epoch when optimizing the surrogate loss
     :param gamma: Discount factor
-    :param gae_lambda: PPO's; ignored (GPG's returns are Monte-Carlo)
+    :param gae_lambda: GAE's lambda over the group baselines (1: Monte-Carlo advantages; see ``GroupOptions``)
     :param clip_range: Clipping parameter, it can be a function of the current progress remaining (from 1 to 0).
     :param clip_range_vf: PPO's; ignored (no value function)
     :param normalize_advantage: Whether to normalize or not the advantage (per minibatch, as PPO)
@@ -57,16 +56,12 @@ class GPG(OnPolicyAlgorithm):
     :param sde_sample_freq: Sample a new noise matrix every n steps when using gSDE (-1: only at the rollout's start)
     :param rollout_buffer_class: Rollout buffer class to use, a ``GroupRolloutBuffer`` (sub)class.
         If ``None``, ``GroupRolloutBuffer`` or, for Dict observations, ``GroupDictRolloutBuffer``.
-    :param rollout_buffer_kwargs: Keyword arguments to pass to the rollout buffer on creation, besides GPG's own
-        arguments below
-    :param target_kl: Limit the KL divergence between updates, because the clipping is not enough to prevent large
-        update. By default, there is no limit on the kl div.
-    :param stats_window_size: Window size for the rollout logging, specifying the number of episodes to average
-        the reported success rate, mean episode length, and mean reward over
+    :param rollout_buffer_kwargs: Keyword arguments to pass to the rollout buffer besides GPG's own options
+    :param target_kl: Limit the KL divergence between updates (the clipping alone may not), None for no limit
+    :param stats_window_size: Number of episodes the logged success rate, episode length and reward average over
     :param tensorboard_log: the log location for tensorboard (if None, no logging)
     :param policy_kwargs: additional arguments to be passed to the policy on creation
-    :param verbose: Verbosity level: 0 for no output, 1 for info messages (such as device or wrappers used), 2 for
-        debug messages
+    :param verbose: Verbosity level: 0 for no output, 1 for info messages, 2 for debug messages
     :param seed: Seed for the pseudo random generators
     :param device: Device (cpu, cuda, ...) on which the code should be run; auto: the GPU if possible
     :param binning: GPG's own option, see ``GroupOptions``
@@ -75,6 +70,8 @@ class GPG(OnPolicyAlgorithm):
     :param min_bin_count: GPG's own option, see ``GroupOptions``
     :param truncated_returns: GPG's own option, see ``GroupOptions``
     :param advantage_scale: GPG's own option, see ``GroupOptions``
+    :param baseline: GPG's own option, see ``GroupOptions``
+    :param baseline_kwargs: GPG's own option, see ``GroupOptions``
     :param _init_setup_model: Whether or not to build the network at the creation of the instance
     """
 
@@ -99,7 +96,7 @@ class GPG(OnPolicyAlgorithm):
         batch_size: int = 64,
         n_epochs: int = 10,
         gamma: float = 0.99,
-        gae_lambda: float | None = None,
+        gae_lambda: float = 1.0,
         clip_range: float | Schedule = 0.2,
         clip_range_vf: float | Schedule | None = None,
         normalize_advantage: bool = True,
@@ -123,15 +120,16 @@ class GPG(OnPolicyAlgorithm):
         min_bin_count: int = DEFAULTS.min_bin_count,
         truncated_returns: str = DEFAULTS.truncated_returns,
         advantage_scale: str = DEFAULTS.advantage_scale,
+        baseline: str = DEFAULTS.baseline,
+        baseline_kwargs: dict[str, Any] | None = DEFAULTS.baseline_kwargs,
         _init_setup_model: bool = True,
     ):
         # Check GPG's own arguments before anything is built or stepped
-        GroupOptions(binning, bin_size, leave_one_out, min_bin_count, truncated_returns, advantage_scale).check(
-            rollout_buffer_kwargs=rollout_buffer_kwargs
+        options = GroupOptions(
+            binning, bin_size, leave_one_out, min_bin_count, truncated_returns, advantage_scale, baseline, baseline_kwargs
         )
-        policy_kwargs = ignore_critic_settings(
-            policy_kwargs, gae_lambda=gae_lambda, vf_coef=vf_coef, clip_range_vf=clip_range_vf
-        )
+        options.check(rollout_buffer_kwargs=rollout_buffer_kwargs)
+        policy_kwargs = ignore_critic_settings(policy_kwargs, vf_coef=vf_coef, clip_range_vf=clip_range_vf)
 
         super().__init__(
             policy,
@@ -139,7 +137,7 @@ class GPG(OnPolicyAlgorithm):
             learning_rate=learning_rate,
             n_steps=n_steps,
             gamma=gamma,
-            gae_lambda=1.0,  # Monte-Carlo returns; GroupRolloutBuffer does not read it
+            gae_lambda=gae_lambda,
             ent_coef=ent_coef,
             vf_coef=0.0,
             max_grad_norm=max_grad_norm,
@@ -169,6 +167,8 @@ class GPG(OnPolicyAlgorithm):
         self.min_bin_count = min_bin_count
         self.truncated_returns = truncated_returns
         self.advantage_scale = advantage_scale
+        self.baseline = baseline
+        self.baseline_kwargs = baseline_kwargs
         self._no_signal_check = NoSignalCheck()
 
         if _init_setup_model:

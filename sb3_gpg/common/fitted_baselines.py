@@ -1,0 +1,149 @@
+"""
+State-aware group baselines, still without a critic: per rollout, a baseline fitted to the group's own returns on
+features of the observation and the episode time, cross-fitted so that no trajectory's returns enter its own baseline.
+
+``"linear"``: ridge regression on clipped observations, their squares and a cubic in the episode time, with a constant
+(the features of rllab's LinearFeatureBaseline). ``"knn"``: the mean return of the k nearest samples of other
+trajectories in standardised (observation, episode time).
+
+Pure array code on one group's samples, one row per sample; nothing here knows of Stable-Baselines3.
+"""
+
+from typing import Any
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+FITTED_BASELINES = ("linear", "knn")
+BASELINES = ("bins", *FITTED_BASELINES)
+# Defaults of each fitted baseline's arguments (``baseline_kwargs``)
+BASELINE_KWARGS: dict[str, dict[str, Any]] = {
+    "bins": {},
+    "linear": {"n_folds": 2, "ridge": 1e-5},
+    "knn": {"n_folds": 2, "n_neighbors": 16},
+}
+# Observations are clipped to this range before the linear features, as rllab's LinearFeatureBaseline does
+OBS_CLIP = 10.0
+# Episode times are divided by this before the linear features, to keep their cubic of the order of one
+TIME_SCALE = 100.0
+
+
+def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    """
+    :param baseline: ``"bins"``, ``"linear"`` or ``"knn"``
+    :param baseline_kwargs: the fitted baseline's arguments, overriding ``BASELINE_KWARGS``
+    :return: the baseline's arguments, defaults filled in
+    :raises ValueError: for an unknown baseline, argument or value, naming what is accepted
+    """
+    if baseline not in BASELINES:
+        raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}.")
+    kwargs = dict(baseline_kwargs or {})
+    unknown = sorted(set(kwargs) - set(BASELINE_KWARGS[baseline]))
+    if unknown:
+        accepted = ", ".join(BASELINE_KWARGS[baseline]) or "none"
+        raise ValueError(f"baseline_kwargs {unknown} are not arguments of baseline={baseline!r} (it takes: {accepted}).")
+    kwargs = {**BASELINE_KWARGS[baseline], **kwargs}
+    for name in ("n_folds", "n_neighbors"):
+        if name in kwargs and (isinstance(kwargs[name], bool) or not isinstance(kwargs[name], (int, np.integer))):
+            raise ValueError(f"baseline_kwargs['{name}'] must be an integer, got {kwargs[name]!r}.")
+    if kwargs.get("n_folds", 2) < 2:
+        raise ValueError(f"baseline_kwargs['n_folds'] must be at least 2 (cross-fitting), got {kwargs['n_folds']}.")
+    if kwargs.get("n_neighbors", 1) < 1:
+        raise ValueError(f"baseline_kwargs['n_neighbors'] must be at least 1, got {kwargs['n_neighbors']}.")
+    if not kwargs.get("ridge", 1.0) > 0:
+        raise ValueError(f"baseline_kwargs['ridge'] must be positive, got {kwargs['ridge']}.")
+    return kwargs
+
+
+def linear_features(flat_obs: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """
+    :param flat_obs: observations, shape (n_samples, obs_dim)
+    :param times: episode times, shape (n_samples,)
+    :return: [clip(obs), clip(obs)**2, t, t**2, t**3, 1] with t the scaled episode time, float64
+    """
+    obs = np.clip(flat_obs.astype(np.float64), -OBS_CLIP, OBS_CLIP)
+    t = (times.astype(np.float64) / TIME_SCALE)[:, None]
+    return np.concatenate([obs, obs**2, t, t**2, t**3, np.ones_like(t)], axis=1)
+
+
+def knn_features(flat_obs: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """
+    :return: observations and episode time side by side, float64 (standardised by ``standardise``)
+    """
+    return np.concatenate([flat_obs.astype(np.float64), times.astype(np.float64)[:, None]], axis=1)
+
+
+def standardise(features: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
+    """
+    :return: ``features`` and each of ``others`` standardised with the mean and std of ``features`` (constant columns
+        are centred only)
+    """
+    mean, std = features.mean(axis=0), features.std(axis=0)
+    std[std == 0] = 1.0
+    return [(array - mean) / std for array in (features, *others)]
+
+
+def _ridge_solve(gram: np.ndarray, moments: np.ndarray, ridge: float) -> np.ndarray:
+    return np.linalg.solve(gram + ridge * np.eye(len(gram)), moments)
+
+
+def _knn_mean(train: np.ndarray, targets: np.ndarray, queries: np.ndarray, n_neighbors: int) -> np.ndarray:
+    k = min(n_neighbors, len(train))
+    _, index = cKDTree(train).query(queries, k=k)
+    return targets[index.reshape(len(queries), k)].mean(axis=1)
+
+
+def cross_fitted_baselines(
+    baseline: str, features: np.ndarray, returns: np.ndarray, folds: np.ndarray, **kwargs: Any
+) -> np.ndarray:
+    """
+    Every sample's baseline from a fit on the samples of the other folds.
+
+    :param baseline: ``"linear"`` or ``"knn"``
+    :param features: ``linear_features``, or standardised ``knn_features``, one row per sample
+    :param returns: the return of every sample
+    :param folds: the fold of every sample (all of a trajectory's samples in one fold), 0 .. n_folds - 1, each used
+    :param kwargs: the baseline's arguments (``ridge``; ``n_neighbors``)
+    :return: the baseline of every sample, float64
+    """
+    n_folds = int(folds.max()) + 1
+    baselines = np.empty(len(returns), dtype=np.float64)
+    if baseline == "linear":
+        # Each fold's normal equations once; a fit on the other folds is the total less the fold's own
+        grams = [features[folds == fold].T @ features[folds == fold] for fold in range(n_folds)]
+        moments = [features[folds == fold].T @ returns[folds == fold] for fold in range(n_folds)]
+        gram, moment = sum(grams), sum(moments)
+        for fold in range(n_folds):
+            weights = _ridge_solve(gram - grams[fold], moment - moments[fold], kwargs["ridge"])
+            baselines[folds == fold] = features[folds == fold] @ weights
+        return baselines
+    for fold in range(n_folds):
+        own = folds == fold
+        baselines[own] = _knn_mean(features[~own], returns[~own], features[own], kwargs["n_neighbors"])
+    return baselines
+
+
+def fitted_values(
+    baseline: str, features: np.ndarray, returns: np.ndarray, query_features: np.ndarray, **kwargs: Any
+) -> np.ndarray:
+    """
+    :return: the value of each query from a fit on all the given samples (no cross-fitting: the queries' own returns
+        are not among them), e.g. of the states after the rollout from the complete returns
+    """
+    if baseline == "linear":
+        return query_features @ _ridge_solve(features.T @ features, features.T @ returns, kwargs["ridge"])
+    return _knn_mean(features, returns, query_features, kwargs["n_neighbors"])
+
+
+def trajectory_folds(trajectory_ids: np.ndarray, n_folds: int) -> np.ndarray | None:
+    """
+    :param trajectory_ids: trajectory of every sample, numbered 0, 1, ... in order of first appearance
+    :param n_folds: the number of folds wanted
+    :return: the fold of every sample, trajectories dealt to folds in turn; None when the group holds a single
+        trajectory (nothing to cross-fit from)
+    """
+    _, dense = np.unique(trajectory_ids, return_inverse=True)
+    n_trajectories = int(dense.max()) + 1 if len(dense) else 0
+    if n_trajectories < 2:
+        return None
+    return dense % min(n_folds, n_trajectories)

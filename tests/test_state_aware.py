@@ -1,0 +1,153 @@
+"""
+The state-aware estimator: GAE's lambda over the group baselines and the fitted baselines ("linear", "knn"), checked
+against the loop-by-loop reference (tests/reference.py) in every buffer, with every binning and option; their errors,
+save/load, and that gae_lambda=1 and baseline="bins" leave today's advantages unchanged to the bit.
+"""
+
+import numpy as np
+import pytest
+import torch as th
+from gymnasium import spaces
+from sb3_contrib.common.recurrent.type_aliases import RNNStates
+from stable_baselines3.common.env_util import make_vec_env
+
+from sb3_gpg import GPG, GroupRolloutBuffer, MaskableGPG, RecurrentGPG
+from sb3_gpg.common.maskable.buffers import MaskableGroupRolloutBuffer
+from sb3_gpg.common.recurrent.buffers import RecurrentGroupRolloutBuffer
+from tests.reference import ReferenceGPG
+
+N_STEPS, N_ENVS, OBS_DIM, GAMMA = 13, 4, 2, 0.9
+OPTIONS = [
+    dict(baseline=baseline, gae_lambda=gae_lambda, truncated_returns=truncated)
+    for baseline in ("bins", "linear", "knn")
+    for gae_lambda in (1.0, 0.8)
+    for truncated in ("keep", "mask", "bootstrap")
+    if (baseline, gae_lambda) != ("bins", 1.0)
+]
+BINNINGS = ("time", "spatial_time", "universal")
+
+
+def option_id(options: dict) -> str:
+    return "-".join(str(value) for value in options.values())
+
+
+def rollouts(seed: int, n_rollouts: int = 2):
+    """Random rollouts: observations, rewards, episode starts, last dones and the observation after each."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n_rollouts):
+        observations = rng.normal(size=(N_STEPS, N_ENVS, OBS_DIM)).astype(np.float32)
+        rewards = rng.normal(size=(N_STEPS, N_ENVS)).astype(np.float32)
+        starts = (rng.random((N_STEPS, N_ENVS)) < 0.2).astype(np.float32)
+        yield observations, rewards, starts, rng.random(N_ENVS) < 0.3, rng.normal(size=(N_ENVS, OBS_DIM)).astype(np.float32)
+
+
+def fill(buffer, observations, rewards, starts, last_dones, last_obs) -> None:
+    buffer.reset()
+    for step in range(N_STEPS):
+        extra = {}
+        if isinstance(buffer, MaskableGroupRolloutBuffer):
+            extra["action_masks"] = np.ones((N_ENVS, 3))
+        if isinstance(buffer, RecurrentGroupRolloutBuffer):
+            states = th.zeros(1, N_ENVS, 4)
+            extra["lstm_states"] = RNNStates((states, states), (states[..., :0], states[..., :0]))
+        buffer.add(observations[step], np.zeros((N_ENVS, 1)), rewards[step], starts[step], th.zeros(N_ENVS), th.zeros(N_ENVS),
+                   **extra)  # fmt: skip
+    buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones, last_obs=last_obs)
+
+
+def make_buffer(buffer_class, gae_lambda, **options):
+    extra = {"hidden_state_shape": (N_STEPS, 1, N_ENVS, 4)} if buffer_class is RecurrentGroupRolloutBuffer else {}
+    return buffer_class(N_STEPS, spaces.Box(-5, 5, (OBS_DIM,)), spaces.Discrete(3), gae_lambda=gae_lambda, gamma=GAMMA,
+                        n_envs=N_ENVS, **options, **extra)  # fmt: skip
+
+
+@pytest.mark.parametrize("buffer_class", [GroupRolloutBuffer, MaskableGroupRolloutBuffer, RecurrentGroupRolloutBuffer])
+@pytest.mark.parametrize("binning", BINNINGS)
+@pytest.mark.parametrize("options", OPTIONS, ids=option_id)
+def test_buffers_match_the_reference(buffer_class, binning, options):
+    options = dict(options)
+    gae_lambda = options.pop("gae_lambda")
+    kwargs = dict(
+        binning=binning, bin_size=0.7, **options, baseline_kwargs={"n_neighbors": 5} if options["baseline"] == "knn" else None
+    )
+    buffer = make_buffer(buffer_class, gae_lambda, **kwargs)
+    reference = ReferenceGPG(N_ENVS, GAMMA, gae_lambda=gae_lambda, **kwargs)
+    for rollout in rollouts(seed=len(binning)):
+        fill(buffer, *rollout)
+        returns, baselines, advantages, in_group = reference.advantages(*rollout)
+        np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(buffer.values[in_group], baselines[in_group], rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(buffer.advantages, np.where(in_group, advantages, 0.0), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("options", [dict(baseline="linear"), dict(baseline="knn"), dict(gae_lambda=0.8)], ids=str)
+def test_state_aware_options_change_the_advantages(options):
+    # A guard against options that are read but never reach the advantages
+    default, changed = (
+        make_buffer(GroupRolloutBuffer, 1.0),
+        make_buffer(GroupRolloutBuffer, options.pop("gae_lambda", 1.0), **options),
+    )
+    for buffer in (default, changed):
+        fill(buffer, *next(rollouts(seed=0)))
+    assert not np.allclose(default.advantages, changed.advantages)
+
+
+def test_the_fitted_baselines_explain_a_return_that_depends_on_the_state():
+    # Reward = the first coordinate of a state that stays put within an episode: the return is a function of the
+    # state, which time bins cannot see and the fitted baselines can
+    rng = np.random.default_rng(0)
+    observations = np.repeat(rng.normal(size=(1, N_ENVS * 8, OBS_DIM)), N_STEPS, axis=0).astype(np.float32)
+    starts = np.zeros((N_STEPS, N_ENVS * 8), dtype=np.float32)
+    rewards = observations[..., 0].copy()
+    explained = {}
+    for baseline in ("bins", "linear", "knn"):
+        buffer = GroupRolloutBuffer(N_STEPS, spaces.Box(-5, 5, (OBS_DIM,)), spaces.Discrete(3), gamma=GAMMA,
+                                    n_envs=N_ENVS * 8, baseline=baseline)  # fmt: skip
+        for step in range(N_STEPS):
+            buffer.add(observations[step], np.zeros((N_ENVS * 8, 1)), rewards[step], starts[step], th.zeros(1), th.zeros(1))
+        buffer.compute_returns_and_advantage(th.zeros(1), np.ones(N_ENVS * 8, dtype=bool))
+        explained[baseline] = buffer.group_stats["baseline_explained_variance"]
+    assert explained["bins"] < 0.1 and explained["linear"] > 0.7 and explained["knn"] > 0.5, explained
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(baseline="critic"), "baseline must be one of"),
+        (dict(baseline="knn", baseline_kwargs={"ridge": 1.0}), "not arguments of baseline='knn'"),
+        (dict(baseline="linear", baseline_kwargs={"n_folds": 1}), "at least 2"),
+        (dict(baseline="knn", baseline_kwargs={"n_neighbors": 0}), "at least 1"),
+        (dict(baseline="linear", baseline_kwargs={"ridge": -1.0}), "must be positive"),
+        (dict(gae_lambda=1.5), r"gae_lambda must be in \[0, 1\]"),
+    ],
+)
+def test_bad_state_aware_options_are_refused_before_any_step(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        GPG("MlpPolicy", "CartPole-v1", n_steps=32, batch_size=32, **kwargs)
+
+
+def test_fitted_baselines_refuse_image_observations():
+    from stable_baselines3.common.envs import FakeImageEnv
+
+    with pytest.raises(ValueError, match="images give no usable features"):
+        GPG("CnnPolicy", FakeImageEnv(), n_steps=32, batch_size=32, baseline="knn")
+
+
+@pytest.mark.parametrize("algorithm", [GPG, MaskableGPG, RecurrentGPG])
+def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
+    policy = "MlpLstmPolicy" if algorithm is RecurrentGPG else "MlpPolicy"
+    env = make_vec_env("CartPole-v1", n_envs=2, seed=0)
+    if algorithm is MaskableGPG:
+        from sb3_contrib.common.envs import InvalidActionEnvDiscrete
+
+        env = make_vec_env(lambda: InvalidActionEnvDiscrete(dim=4, n_invalid_actions=1), n_envs=2, seed=0)
+    model = algorithm(
+        policy, env, n_steps=32, batch_size=32, gae_lambda=0.9, baseline="linear", baseline_kwargs={"ridge": 0.5}
+    )
+    model.learn(64)
+    model.save(tmp_path / "model")
+    loaded = algorithm.load(tmp_path / "model", env=env)
+    assert (loaded.gae_lambda, loaded.baseline, loaded.baseline_kwargs) == (0.9, "linear", {"ridge": 0.5})
+    assert loaded.rollout_buffer.baseline_kwargs == {"n_folds": 2, "ridge": 0.5}
+    assert loaded.rollout_buffer.gae_lambda == 0.9
+    loaded.learn(64)
