@@ -1,0 +1,84 @@
+"""
+RL Zoo integration: registers GPG, MaskableGPG and RecurrentGPG in rl_zoo3, then runs rl_zoo3's own scripts.
+
+RL Zoo has no plugin mechanism: its ``ALGOS``, ``HYPERPARAMS_SAMPLER`` and ``HYPERPARAMS_CONVERTER`` are plain dicts,
+``--algo`` choices are read from ``ALGOS`` when the parser is built, and the default config is rl_zoo3's own
+``hyperparams/<algo>.yml``. So, as RL Zoo's maintainers advise for new algorithms (see its SBX guide), this package
+adds ``gpg``, ``gpg_mask`` and ``gpg_lstm`` to those dicts (``registry``), trains through a subclass of rl_zoo3's
+``ExperimentManager`` that defaults to the YAML shipped with sb3_gpg and checks the GPG-specific input so that mistakes
+give one-line errors (``experiment``), and otherwise hands over to rl_zoo3's scripts (``commands``, ``plotting``).
+Every other algorithm keeps working through the same entry points.
+"""
+
+import difflib
+import sys
+from collections.abc import Callable
+
+from sb3_gpg.zoo.commands import enjoy, record_training, record_video, train
+from sb3_gpg.zoo.plotting import plots
+from sb3_gpg.zoo.registry import (
+    GPG_ALGOS,
+    GPG_HYPERPARAMS,
+    ZooError,
+    check_gpg_hyperparams,
+    convert_gpg_params,
+    register_gpg,
+    sample_gpg_params,
+    searched_binnings,
+)
+
+COMMANDS: dict[str, Callable[[list[str]], None]] = {
+    "train": train,
+    "enjoy": enjoy,
+    "record_video": record_video,
+    "record_training": record_training,
+    "plots": plots,
+}
+
+__all__ = [
+    "COMMANDS",
+    "GPG_ALGOS",
+    "GPG_HYPERPARAMS",
+    "ZooError",
+    "check_gpg_hyperparams",
+    "convert_gpg_params",
+    "main",
+    "register_gpg",
+    "run",
+    "sample_gpg_params",
+    "searched_binnings",
+]
+
+
+def run(command: str, argv: list[str] | None = None) -> None:
+    """
+    Run one RL Zoo command with GPG registered; a ``ZooError`` ends the process with a one-line message.
+
+    :param command: one of ``COMMANDS``
+    :param argv: its arguments (``sys.argv[1:]`` when None)
+    """
+    register_gpg()
+    try:
+        COMMANDS[command](sys.argv[1:] if argv is None else argv)
+    except ZooError as error:
+        sys.exit(f"sb3-gpg {command}: error: {error}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """
+    The ``sb3-gpg`` console script: ``sb3-gpg {train,enjoy,record_video,record_training,plots} ...``.
+
+    :param argv: the command and its arguments (``sys.argv[1:]`` when None)
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    usage = f"usage: sb3-gpg {{{','.join(COMMANDS)}}} [rl_zoo3 arguments]; e.g. sb3-gpg train --algo gpg --env CartPole-v1"
+    if not argv:
+        sys.exit(usage)
+    if argv[0] in ("-h", "--help"):
+        print(f"{usage}\nEach command takes rl_zoo3's arguments and lists them with --help, e.g. sb3-gpg train --help")
+        return
+    if argv[0] not in COMMANDS:
+        close = difflib.get_close_matches(argv[0], COMMANDS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        sys.exit(f"sb3-gpg: error: {argv[0]!r} is not a command{hint}; choose from {', '.join(COMMANDS)}\n{usage}")
+    run(argv[0], argv[1:])

@@ -1,0 +1,143 @@
+"""
+rl_zoo3's ``ExperimentManager`` with sb3_gpg's defaults and checks, and its EnvPool variant (``--vec-env envpool``).
+"""
+
+import argparse
+import functools
+import random
+import threading
+import time
+import warnings
+from typing import Any
+
+from rl_zoo3.callbacks import SaveVecNormalizeCallback
+from rl_zoo3.exp_manager import ExperimentManager
+from rl_zoo3.hyperparams_opt import HYPERPARAMS_SAMPLER
+from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor
+
+from sb3_gpg.common.envpool import make_envpool_env
+from sb3_gpg.zoo.registry import GPG_ALGOS, ZooError, check_gpg_hyperparams, sample_gpg_params, searched_binnings
+
+
+def init_storage(storage: str, attempts: int = 10) -> None:
+    """
+    Create the tables of an Optuna RDB storage (SQLite, PostgreSQL, MySQL URL), retrying while another worker does
+    the same: workers started together on a new database otherwise race on the schema and all but one fail.
+
+    :param storage: an SQLAlchemy URL; journal files (``*.log``) need no set-up
+    :param attempts: how many times to try
+    """
+    import sqlalchemy.exc
+    from optuna.storages import RDBStorage
+
+    if storage.endswith(".log"):
+        return
+    for attempt in range(attempts):
+        try:
+            RDBStorage(storage)
+            return
+        except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.OperationalError):
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2 + random.random())
+
+
+class ZooExperimentManager(ExperimentManager):
+    """
+    rl_zoo3's ``ExperimentManager`` (same arguments); for ``gpg``, ``gpg_mask`` and ``gpg_lstm`` it defaults to
+    sb3_gpg's hyperparameter file, checks the entry, evaluates ``gpg_mask`` with action masks and searches the
+    binnings that suit the observations. Other algorithms run as rl_zoo3 runs them.
+    """
+
+    def __init__(self, args: argparse.Namespace, algo: str, *zoo_args: Any, config: str | None = None, **kwargs: Any):
+        if algo in GPG_ALGOS and config is None:
+            # Saved in args.yml as the file the run used
+            config = args.conf_file = str(GPG_ALGOS[algo][1])
+        super().__init__(args, algo, *zoo_args, config=config, **kwargs)
+
+    def read_hyperparameters(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        if self.algo not in GPG_ALGOS:
+            return super().read_hyperparameters()
+        try:
+            hyperparams, saved_hyperparams = super().read_hyperparameters()
+        except ValueError as error:  # rl_zoo3's error for a file with neither the env's entry nor a 'default' one
+            raise ZooError(str(error)) from None
+        where = f"{self.config} for {self.env_name.gym_id}" + (" with -params" if self.custom_hyperparams else "")
+        check_gpg_hyperparams(hyperparams, where, GPG_ALGOS[self.algo][0])
+        if "env_kwargs" in hyperparams and not self.env_kwargs:
+            # rl_zoo3 builds its evaluation env, and saves the args.yml that enjoy and record_video read, from the
+            # command line's env kwargs only: give them the entry's, or e.g. CliffWalking's time limit is missing
+            self.env_kwargs = self.args.env_kwargs = hyperparams["env_kwargs"]
+            if self._eval_env_kwargs_args is None:
+                self.eval_env_kwargs = self.env_kwargs
+        return hyperparams, saved_hyperparams
+
+    def create_callbacks(self) -> None:
+        if self.algo != "gpg_mask":
+            super().create_callbacks()
+            return
+        # rl_zoo3 evaluates with SB3's EvalCallback, which predicts without action masks: MaskableEvalCallback
+        # takes its place, with rl_zoo3's arguments
+        eval_freq, self.eval_freq = self.eval_freq, -1
+        super().create_callbacks()
+        if eval_freq > 0 and not self.optimize_hyperparameters:
+            self.eval_freq = max(eval_freq // self.n_envs, 1)
+            self.callbacks.append(
+                MaskableEvalCallback(
+                    self.create_envs(self.n_eval_envs, eval_env=True),
+                    callback_on_new_best=SaveVecNormalizeCallback(save_freq=1, save_path=self.params_path),
+                    best_model_save_path=self.save_path,
+                    n_eval_episodes=self.n_eval_episodes,
+                    log_path=self.save_path,
+                    eval_freq=self.eval_freq,
+                    deterministic=self.deterministic_eval,
+                )
+            )
+
+    def hyperparameters_optimization(self) -> None:
+        if self.algo in GPG_ALGOS:
+            if self.storage is not None:
+                init_storage(self.storage)
+            # rl_zoo3's objective gives the sampler no observation space: this study's is bound to the env's
+            env = self.create_envs(1, no_log=True)
+            binnings = searched_binnings(env.observation_space)
+            env.close()
+            HYPERPARAMS_SAMPLER[self.algo] = functools.partial(sample_gpg_params, binnings=binnings)
+        super().hyperparameters_optimization()
+
+
+class EnvPoolExperimentManager(ZooExperimentManager):
+    """
+    ``ZooExperimentManager`` whose training envs come from EnvPool (with the run's ``monitor.csv``, for
+    ``plots train``); evaluation envs stay Gymnasium's, so that scores are measured on the reference env.
+    """
+
+    # -optimize --n-jobs N makes envs from N threads
+    _vec_env_class_lock = threading.Lock()
+
+    def create_envs(self, n_envs: int, eval_env: bool = False, no_log: bool = False) -> VecEnv:
+        # rl_zoo3 makes every env as self.vec_env_class(env_fns, **self.vec_env_kwargs) (its hook for special VecEnvs,
+        # default_vec_env_cls): EnvPool's for training, DummyVecEnv's for evaluation
+        monitor_dir = None if eval_env or no_log else self.save_path
+        with self._vec_env_class_lock:
+            self.vec_env_class = DummyVecEnv if eval_env else functools.partial(self._make_envpool_env, monitor_dir)
+            return super().create_envs(n_envs, eval_env=eval_env, no_log=no_log)
+
+    def _make_envpool_env(self, monitor_dir: str | None, env_fns: list, **_: Any) -> VecEnv:
+        """
+        :param monitor_dir: where ``monitor.csv`` goes, None for no log
+        :param env_fns: rl_zoo3's Gymnasium env makers: only their number is used
+        :return: EnvPool's envs for training
+        """
+        if self.env_wrapper is not None:
+            raise ZooError(
+                f"--vec-env envpool: the entry's env_wrapper ({self.env_wrapper}) cannot wrap EnvPool's C++ envs; "
+                "drop it from the hyperparameters or train with --vec-env dummy."
+            )
+        env = make_envpool_env(self.env_name.gym_id, n_envs=len(env_fns), seed=self.seed, **self.env_kwargs)
+        if monitor_dir is None:
+            return env
+        with warnings.catch_warnings():  # "already wrapped with a Monitor": both write the same episode statistics
+            warnings.simplefilter("ignore", UserWarning)
+            return VecMonitor(env, filename=monitor_dir)
