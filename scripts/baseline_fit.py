@@ -26,7 +26,8 @@ from sb3_gpg.common.fitted_baselines import BASELINE_KWARGS
 
 GRID = [
     dict(baseline="bins"),
-    *[dict(baseline="linear", baseline_kwargs=dict(ridge=ridge, n_folds=folds)) for ridge in (1e-5, 1e-2, 1.0, 100.0) for folds in (2, 4)],
+    *[dict(baseline="linear", baseline_kwargs=dict(ridge=ridge, n_folds=folds))
+      for ridge in (1e-5, 1e-2, 1.0, 100.0) for folds in (2, 4)],
     *[dict(baseline="knn", baseline_kwargs=dict(n_neighbors=k, n_folds=folds)) for k in (4, 16, 64) for folds in (2, 4)],
 ]  # fmt: skip
 
@@ -99,7 +100,7 @@ def main() -> None:
     lines = [
         f"# Out-of-fold explained variance of the baselines: {args.env}",
         "",
-        f"`{' '.join(['python scripts/baseline_fit.py', '--env', args.env, '--timesteps', str(args.timesteps), '--seed', str(args.seed)])}`: "
+        f"`python scripts/baseline_fit.py --env {args.env} --timesteps {args.timesteps} --seed {args.seed}`: "
         f"GPG trained {args.timesteps:,} steps with its gpg.yml entry (seed {args.seed}), then {args.rollouts} rollouts of "
         f"{args.n_envs} envs x {args.n_steps} steps with its policy; mean ± std over the rollouts. Defaults: "
         f"{BASELINE_KWARGS}.",

@@ -22,15 +22,23 @@ import argparse
 import multiprocessing
 import os
 import resource
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchmark_paper import panel_grid, read_csv, write_csv
+from sb3_gpg.experiments import (
+    EVAL_NORMALIZE,
+    MaskablePeriodicEvaluation,
+    PeriodicEvaluation,
+    make_envs,
+    panel_grid,
+    pyplot,
+    read_csv,
+    write_csv,
+)
 
 # sb3-contrib's test settings for the invalid-action envs (gamma 0.4, rollouts of 2,048 samples, PPO's other defaults);
 # Taxi: 8 envs x 256 steps, entropy bonus 0.01
@@ -105,17 +113,14 @@ def build_model(family: str, env_id: str, algo: str, seed: int, overrides: dict 
     """
     import torch as th
     from sb3_contrib import MaskablePPO, RecurrentPPO
-    from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.vec_env import VecNormalize
 
     from sb3_gpg import MaskableGPG, RecurrentGPG
 
     th.set_num_threads(1)
     settings = {**FAMILIES[family]["envs"][env_id], **(overrides or {})}
     n_envs, iterations, eval_every = settings.pop("n_envs"), settings.pop("iterations"), settings.pop("eval_every")
-    env = make_vec_env(lambda: make_env(env_id), n_envs=n_envs, seed=seed)
-    if settings.pop("normalize", False):
-        env = VecNormalize(env, gamma=settings["gamma"])
+    normalize = {"gamma": settings["gamma"]} if settings.pop("normalize", False) else None
+    env = make_envs(lambda: make_env(env_id), n_envs, seed, normalize=normalize)
     algorithm = {"gpg_lstm": RecurrentGPG, "ppo_lstm": RecurrentPPO, "ppo_mask": MaskablePPO}.get(algo, MaskableGPG)
     policy = "MlpLstmPolicy" if family == "recurrent" else "MlpPolicy"
     model = algorithm(policy, env, seed=seed, device="cpu", **settings, **FAMILIES[family]["algos"][algo])
@@ -123,19 +128,20 @@ def build_model(family: str, env_id: str, algo: str, seed: int, overrides: dict 
 
 
 def train_and_evaluate(family: str, env_id: str, algo: str, seed: int, overrides: dict | None = None) -> list[dict]:
-    from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.vec_env import VecNormalize, sync_envs_normalization
+    """
+    One run: train in one learn() call, evaluating (deterministic, on the run's own evaluation seeds) after every
+    ``eval_every`` iterations and after the last.
 
+    :return: one row per evaluation
+    """
     model, iterations, eval_every = build_model(family, env_id, algo, seed, overrides)
-    env, n_envs = model.get_env(), model.n_envs
-    eval_env = make_vec_env(lambda: make_env(env_id), n_envs=1, seed=seed + EVAL_SEED_OFFSET)
-    if isinstance(env, VecNormalize):  # evaluated on true rewards, with the training envs' observation statistics
-        eval_env = VecNormalize(eval_env, training=False, norm_reward=False)
+    env = model.get_env()
+    # Evaluated on true rewards, with the training envs' observation statistics where they are normalised
+    normalize = EVAL_NORMALIZE if model.get_vec_normalize_env() is not None else None
+    eval_env = make_envs(lambda: make_env(env_id), 1, seed + EVAL_SEED_OFFSET, normalize=normalize)
 
     invalid = [0]  # invalid actions sent to the training envs
     if family == "maskable":
-        from sb3_contrib.common.maskable.evaluation import evaluate_policy
-
         real_step_async = env.step_async
 
         def step_async(actions):
@@ -143,26 +149,24 @@ def train_and_evaluate(family: str, env_id: str, algo: str, seed: int, overrides
             real_step_async(actions)
 
         env.step_async = step_async
-    else:
-        from stable_baselines3.common.evaluation import evaluate_policy
-    rows, train_seconds = [], 0.0
-    for iteration in range(eval_every, iterations + 1, eval_every):
-        start = time.perf_counter()
-        model.learn(eval_every * model.n_steps * n_envs, reset_num_timesteps=False)
-        train_seconds += time.perf_counter() - start
-        sync_envs_normalization(env, eval_env)  # SB3's, as its EvalCallback: a no-op without VecNormalize
-        mean, std = evaluate_policy(model, eval_env, n_eval_episodes=EVAL_EPISODES, warn=False)
-        rows.append(
-            dict(
-                env=env_id, algo=algo, seed=seed, iteration=iteration, env_steps=model.num_timesteps,
-                train_seconds=round(train_seconds, 2), eval_mean=mean, eval_std=std, invalid_actions=invalid[0],
-                parameters=sum(p.numel() for p in model.policy.parameters()),
-                peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-                buffer_mb=round(sum(array.nbytes for array in vars(model.rollout_buffer).values()
-                                    if isinstance(array, np.ndarray)) / 2**20, 2),
-            )
+
+    def row(evaluation: PeriodicEvaluation) -> dict[str, Any]:
+        return dict(
+            env=env_id, algo=algo, seed=seed, iteration=evaluation.iteration, env_steps=model.num_timesteps,
+            train_seconds=round(evaluation.training_seconds, 2), eval_mean=evaluation.last_mean_reward,
+            eval_std=np.std(evaluation.episode_returns), invalid_actions=invalid[0],
+            parameters=sum(p.numel() for p in model.policy.parameters()),
+            peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            buffer_mb=round(sum(array.nbytes for array in vars(model.rollout_buffer).values()
+                                if isinstance(array, np.ndarray)) / 2**20, 2),
         )  # fmt: skip
-    return rows
+
+    # With masks where the family has them (sb3-contrib's MaskableEvalCallback)
+    evaluation_class = MaskablePeriodicEvaluation if family == "maskable" else PeriodicEvaluation
+    evaluation = evaluation_class(eval_env, eval_every, row, n_eval_episodes=EVAL_EPISODES, warn=False)
+    model.learn(iterations * model.n_steps * model.n_envs, callback=evaluation)
+    evaluation.evaluate()  # the last iteration's: no rollout starts after it
+    return evaluation.rows
 
 
 def timing(family: str, env_ids: list[str], algos: list[str], repeats: int) -> str:
@@ -223,11 +227,7 @@ def report(family: str, out: Path) -> str:
 
 
 def plot(cells: dict[tuple[str, str], list[list[dict]]], algos: list[str], out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     env_ids = sorted({env_id for env_id, _ in cells})
     figure, axes = panel_grid(len(env_ids))  # as the paper runner's plots
     for axis, env_id in zip(axes.ravel(), env_ids, strict=False):

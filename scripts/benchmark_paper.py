@@ -24,34 +24,36 @@ that this machine reproduces the committed runs: it re-trains each to its first 
 """
 
 import argparse
-import csv
 import itertools
 import os
 import sys
 import tempfile
-import textwrap
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from stable_baselines3.common.callbacks import CheckpointCallback
 from tqdm import tqdm
 
-CLASSIC = dict(n_steps=128, n_epochs=4, n_minibatches=4, learning_rate=("lin", 2.5e-4), gamma=0.99, clip_range=0.2,
-               ent_coef=0.01, max_grad_norm=0.5)  # fmt: skip
-MUJOCO = dict(n_steps=2048, n_epochs=10, n_minibatches=32, learning_rate=("const", 3e-4), gamma=0.99, clip_range=0.2,
-              ent_coef=0.0, max_grad_norm=0.5, normalize=True)  # fmt: skip
-# RL Zoo's PPO entry for LunarLander: a fixed minibatch of 64 samples, whatever the number of envs
-LUNAR = dict(n_steps=1024, n_epochs=4, batch_size=64, learning_rate=("const", 3e-4), gamma=0.999, clip_range=0.2,
-             ent_coef=0.01, max_grad_norm=0.5)  # fmt: skip
-SETTINGS = {"CartPole-v1": CLASSIC, "CliffWalking-v1": CLASSIC, "Acrobot-v1": CLASSIC, "LunarLander-v3": LUNAR,
-            "HalfCheetah-v5": MUJOCO, "Hopper-v5": MUJOCO}  # fmt: skip
-# No run renders. SB3's make_vec_env asks for rgb_array rendering unless told otherwise, and LunarLander then adds a
-# Box2D body for every engine particle, which only render() ages and removes: each step gets slower as an episode goes
-# on (3.5x on average over random-action episodes). The trajectories are the same either way (checked bit for bit).
-ENV_KWARGS = {"render_mode": None}
+from sb3_gpg.experiments import (
+    EVAL_NORMALIZE,
+    SETTINGS,
+    EpisodeSeeds,
+    PeriodicEvaluation,
+    finished_runs,
+    make_envs,
+    plots,
+    read_csv,
+    run_file,
+    run_name,
+    shared_hyperparameters,
+    write_csv,
+)
+
 # CliffWalking has no time limit in gymnasium 1.x: training follows the paper (none); evaluation stops at 200 steps
 EVAL_ENV_KWARGS = {"CliffWalking-v1": {"max_episode_steps": 200}}
 # The paper's Table 1: final evaluation after 200 iterations at 1, 4, 16, 32 and 128 envs, mean over 4 training seeds
@@ -90,76 +92,63 @@ GPG_VARIANTS = {**VARIANTS, **DEFAULT_ALTERNATIVES, **LONG_HORIZON}  # every gpg
 
 # A resumed run's environments are seeded with seed + RESEED_OFFSET * (iteration of the checkpoint)
 RESEED_OFFSET = 100_003
-CHECKPOINT_SUFFIXES = ("partial.csv", "checkpoint.zip", "checkpoint.pkl")  # curve so far, model, VecNormalize
+# A run's checkpoint: its curve so far, its model (with the optimizer) and its VecNormalize statistics
+CHECKPOINT_SUFFIXES = ("partial.csv", "checkpoint.zip", "checkpoint.pkl")
 
 
-def run_name(env_id: str, algo: str, n_envs: int, seed: int) -> str:
-    return f"{env_id}__{algo}__{n_envs}envs__seed{seed}"
-
-
-def run_file(runs_dir: Path, run: tuple[str, str, int, int], suffix: str) -> Path:
-    """A run's file: ``csv`` once finished, or one of ``CHECKPOINT_SUFFIXES`` while it trains."""
-    return runs_dir / f"{run_name(*run)}.{suffix}"
-
-
-def shared_hyperparameters(
-    env_id: str,
-    n_envs: int,
-    n_steps: int | None,
-    n_minibatches: int | None = None,
-    gamma: float | None = None,
-    lr_schedule: str | None = None,
-) -> tuple[dict[str, Any], bool]:
+class CurveCheckpoint(CheckpointCallback):
     """
-    The keyword arguments GPG and PPO share on ``env_id``, and whether to normalise observations and rewards.
+    SB3's CheckpointCallback after each of ``evaluation``'s periodic evaluations (it follows it in the callback list,
+    at the same rollout start), under the run's fixed file names: the curve so far, then the model with its optimizer
+    and the VecNormalize statistics, each replacing the previous checkpoint's. Training stops there once ``stop()``.
 
-    :param n_steps: steps per env per rollout, instead of the settings'
-    :param n_minibatches: minibatches per epoch (CleanRL's ``num_minibatches``), instead of the settings' minibatches
-        or minibatch size: the minibatch then grows with ``n_envs`` and the number of updates per iteration does not
-    :param gamma: discount factor, instead of the settings'
-    :param lr_schedule: ``"lin"`` (annealed linearly to 0 over the run) or ``"const"``, at the settings' rate,
-        instead of the settings' schedule
+    :param evaluation: the run's evaluations, and its curve
+    :param paths: the run's checkpoint files (``CHECKPOINT_SUFFIXES``)
+    :param stop: whether to end training at the checkpoint just written
     """
-    from stable_baselines3.common.utils import LinearSchedule
 
-    settings = dict(SETTINGS[env_id])
-    n_steps = n_steps or settings["n_steps"]
-    settings.pop("n_steps")
-    normalize = settings.pop("normalize", False)
-    kind, learning_rate = settings.pop("learning_rate")
-    kind = lr_schedule or kind
-    batch_size = settings.pop("batch_size", None)  # a fixed minibatch (RL Zoo's LunarLander entry), or
-    minibatches_of_settings = settings.pop("n_minibatches", None)  # a fixed number of them (CleanRL)
-    n_minibatches = n_minibatches or minibatches_of_settings
-    if n_minibatches:
-        batch_size = max(n_steps * n_envs // n_minibatches, 2)
-    kwargs = dict(settings, n_steps=n_steps, batch_size=batch_size)
-    if gamma is not None:
-        kwargs["gamma"] = gamma
-    kwargs["learning_rate"] = LinearSchedule(learning_rate, 0.0, 1.0) if kind == "lin" else learning_rate
-    return kwargs, normalize
+    def __init__(self, evaluation: PeriodicEvaluation, paths: tuple[Path, ...], stop: Callable[[], bool]) -> None:
+        super().__init__(save_freq=1, save_path=str(paths[1].parent), save_vecnormalize=True)
+        self.evaluation, self.paths, self.stop = evaluation, paths, stop
+        self.saved = evaluation.evaluated
+        self.stopped = False
+
+    def _checkpoint_path(self, checkpoint_type: str = "", extension: str = "") -> str:
+        # The model goes to a temporary file first, which then replaces the checkpoint's at once
+        _, model, normalizer = self.paths
+        return str(model.with_suffix(".tmp.zip") if extension == "zip" else normalizer)
+
+    def _on_rollout_start(self) -> None:
+        if self.evaluation.evaluated > self.saved:
+            partial, model, _ = self.paths
+            # The curve first, then the model: an interruption between the two resumes from the older checkpoint
+            write_csv(partial, self.evaluation.rows)
+            super()._on_step()  # CheckpointCallback's save (on every call, with save_freq=1): model, VecNormalize
+            os.replace(self._checkpoint_path(extension="zip"), model)
+            self.saved = self.evaluation.evaluated
+            self.stopped = self.stop()
+
+    def _on_step(self) -> bool:
+        return not self.stopped
 
 
 def resume_or_start(
-    env_id: str,
-    algo: str,
-    n_envs: int,
-    seed: int,
-    kwargs: dict[str, Any],
-    normalize: bool,
-    paths: tuple[Path, ...],
-    vec_env: str = "dummy",
-) -> tuple[Any, Any, list[dict], dict[str, str]]:
+    run: tuple[str, str, int, int], kwargs: dict[str, Any], normalize: bool, paths: tuple[Path, ...], vec_env: str
+) -> tuple[Any, list[dict], dict[str, str]]:
     """
-    The model and training env of a run, with its curve so far and the ``resumed_at`` field of its rows: loaded from
-    the run's checkpoint ``paths`` (curve, model, VecNormalize) where it was interrupted, new otherwise.
+    The model of a run, on its training envs, with its curve so far and the ``resumed_at`` field of its rows: loaded
+    from the run's checkpoint ``paths`` (curve, model, VecNormalize) where it was interrupted, new otherwise.
+
+    :param run: env id, algorithm, n_envs, seed
+    :param kwargs: the algorithm's keyword arguments
+    :param normalize: whether the envs are in VecNormalize
+    :param vec_env: the training envs' backend
     """
     from stable_baselines3 import PPO
-    from stable_baselines3.common.vec_env import VecNormalize
 
     from sb3_gpg import GPG
-    from sb3_gpg.common.env_util import make_vec_env_on
 
+    env_id, algo, n_envs, seed = run
     partial, checkpoint, normalizer = paths
     if checkpoint.exists():
         model = (PPO if algo == "ppo" else GPG).load(checkpoint, device="cpu")
@@ -174,11 +163,10 @@ def resume_or_start(
     else:
         model, rows, resumed, env_seed = None, [], {}, seed
 
-    env = make_vec_env_on(env_id, n_envs, env_seed, vec_env, num_threads=1)  # EnvPool: one C++ thread, one core per run
-    if normalize and model:
-        env = VecNormalize.load(str(normalizer), env)
-    elif normalize:
-        env = VecNormalize(env, gamma=kwargs["gamma"])
+    normalizer = normalizer if normalize and model else None
+    # EnvPool: one C++ thread, so one core per run
+    env = make_envs(env_id, n_envs, env_seed, vec_env, num_threads=1,
+                    normalize={"gamma": kwargs["gamma"]} if normalize else None, normalizer=normalizer)  # fmt: skip
     if model:
         model.set_env(env)  # the fresh envs are reset by learn()
         model.set_random_seed(env_seed)
@@ -187,24 +175,20 @@ def resume_or_start(
     else:
         variant = GPG_VARIANTS[algo.removeprefix("gpg_")] if algo != "gpg" else {}
         model = GPG("MlpPolicy", env, **variant, **kwargs)
-
-    return model, env, rows, resumed
+    return model, rows, resumed
 
 
 def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dict[str, Any]) -> list[dict] | None:
     """
-    One run: train for ``iterations`` rollouts, evaluating every ``eval_every`` iterations on separate seeds.
+    One run: train for ``iterations`` rollouts in one learn() call (so that the learning-rate annealing spans the whole
+    budget, as in CleanRL), evaluating after every ``eval_every`` iterations and after the last, on separate seeds.
 
-    Each evaluation also checkpoints the run (the model with its optimizer, the VecNormalize statistics, the curve so
-    far), and a run that finds a checkpoint resumes from it, with the same learning-rate schedule, on freshly reset
-    environments seeded anew: so a resumed run is not bit-identical to an uninterrupted one, and its rows say where it
-    resumed (``resumed_at``). Returns None when the invocation's ``deadline`` stopped the run at a checkpoint.
+    Each periodic evaluation also checkpoints the run, and a run that finds a checkpoint resumes from it, with the same
+    learning-rate schedule, on freshly reset environments seeded anew: so a resumed run is not bit-identical to an
+    uninterrupted one, and its rows say where it resumed (``resumed_at``). Returns None when the invocation's
+    ``deadline`` (or ``first_evaluation_only``) stopped the run at a checkpoint.
     """
     import torch as th
-    from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.evaluation import evaluate_policy
-    from stable_baselines3.common.vec_env import VecNormalize, sync_envs_normalization
 
     deadline = args.get("deadline")
     if deadline is not None and time.time() > deadline:
@@ -214,83 +198,32 @@ def train_and_evaluate(env_id: str, algo: str, n_envs: int, seed: int, args: dic
         env_id, n_envs, args.get("n_steps"), args.get("n_minibatches"), args.get("gamma"), args.get("lr_schedule")
     )
     kwargs.update(seed=seed, device="cpu")
-    steps_per_iteration = kwargs["n_steps"] * n_envs
-
-    paths = tuple(run_file(Path(args["runs_dir"]), (env_id, algo, n_envs, seed), suffix) for suffix in CHECKPOINT_SUFFIXES)
-    partial, checkpoint, normalizer = paths
+    run = (env_id, algo, n_envs, seed)
+    paths = tuple(run_file(Path(args["runs_dir"]), run, suffix) for suffix in CHECKPOINT_SUFFIXES)
     vec_env = args.get("vec_env", "dummy")
-    model, env, rows, resumed = resume_or_start(env_id, algo, n_envs, seed, kwargs, normalize, paths, vec_env)
+    model, rows, resumed = resume_or_start(run, kwargs, normalize, paths, vec_env)
+    trained = rows[-1]["wall_time"] if rows else 0.0  # before the checkpoint
 
-    eval_env = make_vec_env(env_id, n_envs=1, seed=10_000 + seed, env_kwargs={**ENV_KWARGS, **EVAL_ENV_KWARGS.get(env_id, {})})
-    if normalize:
-        eval_env = VecNormalize(eval_env, training=False, norm_reward=False)
-    clock = {"start": time.perf_counter() - (rows[-1]["wall_time"] if rows else 0.0), "evaluating": 0.0}
+    def row(evaluation: PeriodicEvaluation) -> dict[str, Any]:
+        return dict(env=env_id, algo=algo, n_envs=n_envs, seed=seed, iteration=evaluation.iteration,
+                    env_steps=model.num_timesteps, wall_time=round(trained + evaluation.training_seconds, 2),
+                    vec_env=vec_env, eval_mean=evaluation.last_mean_reward, **resumed)  # fmt: skip
 
-    def evaluate(iteration: int) -> None:
-        started = time.perf_counter()
-        sync_envs_normalization(env, eval_env)  # SB3's, as its EvalCallback: a no-op without VecNormalize
-        returns = []
-        for eval_seed in range(args["eval_episodes"]):  # separate evaluation seeds, one deterministic episode each
-            eval_env.seed(10_000 + 100 * seed + eval_seed)
-            returns.append(evaluate_policy(model, eval_env, n_eval_episodes=1, deterministic=True)[0])
-        training_time = started - clock["start"] - clock["evaluating"]
-        rows.append(
-            dict(env=env_id, algo=algo, n_envs=n_envs, seed=seed, iteration=iteration, env_steps=model.num_timesteps,
-                 wall_time=round(training_time, 2), vec_env=vec_env, eval_mean=float(np.mean(returns)), **resumed)
-        )  # fmt: skip
-        clock["evaluating"] += time.perf_counter() - started
-
-    def save_checkpoint() -> None:
-        # The curve first, then the model: an interruption between the two resumes from the older checkpoint
-        write_csv(partial, rows)
-        if normalize:
-            env.save(str(normalizer))
-        model.save(checkpoint.with_suffix(".tmp.zip"))
-        os.replace(checkpoint.with_suffix(".tmp.zip"), checkpoint)
-
-    class EvaluateEvery(BaseCallback):
-        """Evaluate and checkpoint after every `eval_every` iterations (at the start of the next rollout), inside one
-        learn() call so that the learning-rate annealing spans the whole budget, as in CleanRL."""
-
-        stopped = False
-
-        def _on_rollout_start(self) -> None:
-            done = self.model.num_timesteps // steps_per_iteration
-            if done > (rows[-1]["iteration"] if rows else 0) and done % args["eval_every"] == 0:
-                evaluate(done)
-                save_checkpoint()
-                self.stopped = (deadline is not None and time.time() > deadline) or bool(args.get("first_evaluation_only"))
-
-        def _on_step(self) -> bool:
-            return not self.stopped
-
-    callback = EvaluateEvery()
-    model.learn(args["iterations"] * steps_per_iteration - model.num_timesteps, callback=callback, reset_num_timesteps=False)
-    if not callback.stopped:
-        evaluate(args["iterations"])
-    env.close()
+    # One deterministic episode on each of the evaluation seeds 10_000 + 100 * seed + k, k < eval_episodes
+    eval_env = make_envs(env_id, 1, 10_000 + seed, env_kwargs=EVAL_ENV_KWARGS.get(env_id), wrapper_class=EpisodeSeeds,
+                         normalize=EVAL_NORMALIZE if normalize else None)  # fmt: skip
+    evaluation = PeriodicEvaluation(eval_env, args["eval_every"], row, eval_seed=10_000 + 100 * seed, rows=rows,
+                                    n_eval_episodes=args["eval_episodes"])  # fmt: skip
+    checkpoint = CurveCheckpoint(
+        evaluation, paths, lambda: (deadline is not None and time.time() > deadline) or bool(args.get("first_evaluation_only"))
+    )
+    total = args["iterations"] * kwargs["n_steps"] * n_envs
+    model.learn(total - model.num_timesteps, callback=[evaluation, checkpoint], reset_num_timesteps=False)
+    if not checkpoint.stopped:
+        evaluation.evaluate()  # the last iteration's: no rollout starts after it
+    model.get_env().close()
     eval_env.close()
-    return None if callback.stopped else rows
-
-
-def write_csv(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fieldnames = list(dict.fromkeys(key for row in rows for key in row))  # resumed runs add a resumed_at column
-    with open(path, "w", newline="") as file:
-        writer = csv.DictWriter(file, fieldnames=fieldnames)
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def finished_runs(folder: Path, pattern: str = "*.csv") -> list[Path]:
-    """The CSV files of the finished runs under ``folder`` that match ``pattern`` (a run in progress has a .partial.csv)."""
-    return [path for path in sorted(folder.glob(pattern)) if not path.name.endswith(".partial.csv")]
-
-
-def read_csv(path: Path) -> list[dict]:
-    types = {"n_envs": int, "seed": int, "iteration": int, "env_steps": int, "wall_time": float, "eval_mean": float}
-    with open(path) as file:
-        return [{key: types.get(key, str)(value) for key, value in row.items() if value != ""} for row in csv.DictReader(file)]
+    return None if checkpoint.stopped else evaluation.rows
 
 
 def final_evaluations(rows: list[dict]) -> dict[tuple[str, str, int], list[float]]:
@@ -365,103 +298,6 @@ def summary(out: Path) -> str:
     )
 
 
-# Panels per row of a plot, so that a figure stays readable at page width
-PANELS_PER_ROW = 3
-
-
-def panel_grid(count: int):
-    """A figure of ``count`` panels, at most PANELS_PER_ROW a row (readable at a page's width), the spare ones blank."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    n_cols = min(PANELS_PER_ROW, count)
-    n_rows = -(-count // n_cols)
-    figure, axes = plt.subplots(n_rows, n_cols, figsize=(4.4 * n_cols, 3.4 * n_rows), squeeze=False)
-    for axis in axes.ravel()[count:]:
-        axis.axis("off")
-    return figure, axes
-
-
-def clipped_bottom(means: list[np.ndarray], lows: list[np.ndarray]) -> float | None:
-    """
-    Where a few low points (e.g. PPO's first LunarLander evaluations at 4 envs) stretch a panel's y axis to more than
-    three times the range of the rest, the axis stops a little below the rest.
-
-    :param means: the panel's mean curves
-    :param lows: the panel's band bottoms (minimum over seeds)
-    :return: the y axis' bottom, or None where nothing needs clipping
-    """
-    values = np.concatenate(means + lows)
-    bulk_low, top, lowest = float(np.percentile(values, 5)), float(np.max(values)), float(np.min(values))
-    bulk_range = max(top - bulk_low, 1.0)
-    return bulk_low - 0.25 * bulk_range if top - lowest > 3 * bulk_range else None
-
-
-def plots(rows: list[dict], out: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    written = []
-    for env_id in sorted({row["env"] for row in rows}):
-        env_rows = [row for row in rows if row["env"] == env_id]
-        counts = sorted({row["n_envs"] for row in env_rows})
-        algos = sorted({row["algo"] for row in env_rows})
-        for x_key, x_label, suffix in (("iteration", "iteration", "iterations"), ("env_steps", "environment steps", "steps")):
-            figure, axes = panel_grid(len(counts))
-            colors = {algo: f"C{index}" for index, algo in enumerate(algos)}
-            for axis, n_envs in zip(axes.ravel(), counts, strict=False):
-                seeds: dict[str, int] = {}
-                means, lows = [], []
-                for algo in algos:
-                    runs = defaultdict(dict)
-                    for row in env_rows:
-                        if row["n_envs"] == n_envs and row["algo"] == algo:
-                            runs[row["seed"]][row[x_key]] = row["eval_mean"]
-                    if not runs:
-                        continue
-                    xs = sorted(set.intersection(*(set(run) for run in runs.values())))
-                    values = np.array([[run[x] for x in xs] for run in runs.values()])
-                    axis.plot(xs, values.mean(axis=0), label=algo, color=colors[algo])
-                    axis.fill_between(xs, values.min(axis=0), values.max(axis=0), alpha=0.2, color=colors[algo])
-                    seeds[algo] = len(runs)
-                    means.append(values.mean(axis=0))
-                    lows.append(values.min(axis=0))
-                per_algo = ", ".join(f"{algo}: {n}" for algo, n in seeds.items())
-                if len(set(seeds.values())) == 1:
-                    per_algo = f"{next(iter(seeds.values()))} each"
-                axis.set_title(textwrap.fill(f"{n_envs} envs (seeds: {per_algo})", 60), fontsize=10)  # many variants: wrapped
-                axis.set_xlabel(x_label)
-                if x_key == "env_steps":
-                    axis.set_xscale("log")
-                bottom = clipped_bottom(means, lows) if means else None
-                if bottom is not None:
-                    lowest = float(np.min(np.concatenate(lows)))
-                    axis.set_ylim(bottom=bottom)
-                    axis.text(0.02, 0.02, f"y axis cut at {bottom:.0f} (lowest: {lowest:.0f})", transform=axis.transAxes,
-                              fontsize=8, color="0.35")  # fmt: skip
-            for axis in axes[:, 0]:
-                axis.set_ylabel("evaluation return")
-            handles = {
-                label: handle for axis in axes.ravel() for handle, label in zip(*axis.get_legend_handles_labels(), strict=True)
-            }
-            spare = axes.ravel()[len(counts) :]
-            figure.suptitle(f"{env_id}: mean over training seeds (band: min-max)")
-            figure.tight_layout()
-            if len(spare) > 0:  # in the empty panel
-                spare[0].legend(handles.values(), handles.keys(), loc="center")
-            else:  # outside the axes, so that many variants (the ablation) hide no curve
-                figure.legend(handles.values(), handles.keys(), loc="center left", bbox_to_anchor=(1.0, 0.5))
-            path = out / f"{env_id}_{suffix}.png"
-            figure.savefig(path, dpi=100, bbox_inches="tight")
-            plt.close(figure)
-            written.append(path)
-    return written
-
-
 def verify(runs: list[tuple[str, str, int, int]], runs_dir: Path, settings: dict[str, Any], jobs: int) -> bool:
     """
     Re-train every finished run of ``runs`` up to its first evaluation, in a scratch directory, and compare that
@@ -490,72 +326,43 @@ def verify(runs: list[tuple[str, str, int, int]], runs_dir: Path, settings: dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--envs", nargs="+", default=["CartPole-v1"], choices=list(SETTINGS))
-    parser.add_argument(
-        "--algos",
-        nargs="+",
-        help="gpg, ppo, or gpg_<variant> (default: gpg and ppo; with --ablation or --defaults, all their variants)",
-    )
-    parser.add_argument(
-        "--ablation", action="store_true", help="LunarLander-v3 with every binning variant (or the --algos given), no PPO"
-    )
-    parser.add_argument(
-        "--defaults",
-        action="store_true",
-        help="GPG's defaults against rollout_step binning, truncated_returns='mask' and leave_one_out, no PPO",
-    )
+    parser.add_argument("--algos", nargs="+", help="gpg, ppo, or gpg_<variant> (default: gpg and ppo; with --ablation or "
+                        "--defaults, all their variants)")  # fmt: skip
+    parser.add_argument("--ablation", action="store_true",
+                        help="LunarLander-v3 with every binning variant (or the --algos given), no PPO")  # fmt: skip
+    parser.add_argument("--defaults", action="store_true", help="GPG's defaults against rollout_step binning, "
+                        "truncated_returns='mask' and leave_one_out, no PPO")  # fmt: skip
     parser.add_argument("--n-envs", nargs="+", type=int, default=[1, 4, 16, 32, 128])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--eval-every", type=int, default=10, help="iterations between evaluations")
     parser.add_argument("--eval-episodes", type=int, default=5, help="evaluation seeds (one episode each)")
     parser.add_argument("--n-steps", type=int, help="override the steps per env per rollout (smoke tests)")
-    parser.add_argument(
-        "--n-minibatches",
-        type=int,
-        help="override the minibatches per epoch (CleanRL's num_minibatches), e.g. 256 on LunarLander-v3 for RL Zoo's "
-        "minibatch of 64 at 16 envs that grows with the env count; give the runs their own --out, out of --summary's "
-        "reach (e.g. benchmarks/paper/checks/<name>), as their run names are the grid's",
-    )
-    parser.add_argument(
-        "--gamma",
-        type=float,
-        help="override the discount factor of both algorithms (a shared setting); give the runs their own --out, as for "
-        "--n-minibatches",
-    )
-    parser.add_argument(
-        "--lr-schedule",
-        choices=["lin", "const"],
-        help="override the learning rate's schedule of both algorithms (at the settings' rate): annealed linearly to 0 "
-        "over the run, or constant; give the runs their own --out, as for --n-minibatches",
-    )
-    parser.add_argument(
-        "--vec-env",
-        default="dummy",
-        choices=["dummy", "envpool"],
-        help="training envs: Gymnasium's in the run's process, or EnvPool's C++ port with one thread per run "
-        '(pip install "sb3-gpg[envpool]"); evaluation always uses Gymnasium\'s',
-    )
+    parser.add_argument("--n-minibatches", type=int,
+                        help="override the minibatches per epoch (CleanRL's num_minibatches), e.g. 256 on LunarLander-v3 for "
+                        "RL Zoo's minibatch of 64 at 16 envs that grows with the env count; give the runs their own --out, "
+                        "out of --summary's reach (e.g. benchmarks/paper/checks/<name>), as their run names are the "
+                        "grid's")  # fmt: skip
+    parser.add_argument("--gamma", type=float, help="override the discount factor of both algorithms (a shared setting); "
+                        "give the runs their own --out, as for --n-minibatches")  # fmt: skip
+    parser.add_argument("--lr-schedule", choices=["lin", "const"],
+                        help="override the learning rate's schedule of both algorithms (at the settings' rate): annealed "
+                        "linearly to 0 over the run, or constant; give the runs their own --out, as for "
+                        "--n-minibatches")  # fmt: skip
+    parser.add_argument("--vec-env", default="dummy", choices=["dummy", "envpool"],
+                        help="training envs: Gymnasium's in the run's process, or EnvPool's C++ port with one thread per "
+                        'run (pip install "sb3-gpg[envpool]"); evaluation always uses Gymnasium\'s')  # fmt: skip
     parser.add_argument("--jobs", type=int, default=max(os.cpu_count() or 1, 1))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/paper"))
-    parser.add_argument(
-        "--verify",
-        action="store_true",
-        help="re-train each finished run of the grid to its first evaluation and compare it with the committed one "
-        "(a twentieth of the grid's training; exit status 1 if any differs)",
-    )
+    parser.add_argument("--verify", action="store_true",
+                        help="re-train each finished run of the grid to its first evaluation and compare it with the "
+                        "committed one (a twentieth of the grid's training; exit status 1 if any differs)")  # fmt: skip
     parser.add_argument("--report-only", action="store_true", help="aggregate the finished runs of the grid, run nothing")
-    parser.add_argument(
-        "--summary",
-        action="store_true",
-        help="write <out>/summary.md: GPG and PPO's finished runs in every grid under --out beside the paper's Table 1",
-    )
-    parser.add_argument(
-        "--stop-after",
-        type=float,
-        metavar="MINUTES",
-        help="stop each run at its first checkpoint after this many minutes (runs not started by then do not start); "
-        "the same command again resumes",
-    )
+    parser.add_argument("--summary", action="store_true", help="write <out>/summary.md: GPG and PPO's finished runs in "
+                        "every grid under --out beside the paper's Table 1")  # fmt: skip
+    parser.add_argument("--stop-after", type=float, metavar="MINUTES",
+                        help="stop each run at its first checkpoint after this many minutes (runs not started by then do "
+                        "not start); the same command again resumes")  # fmt: skip
     args = parser.parse_args()
     if args.summary:
         report = summary(args.out)

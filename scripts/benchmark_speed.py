@@ -9,8 +9,7 @@ warm-up iteration each, and each iteration is split into rollout collection, adv
 The floor is the bare VecEnv stepping the same number of steps with fixed actions: no learner can collect a rollout
 faster. Medians over the repeats are reported, with GPG/PPO ratios. Memory is measured in a fresh subprocess per
 algorithm (peak RSS after `--peak-iterations` iterations; exact sizes of the learner's state and of the rollout
-buffer); the advantage computation is also timed against the deliberately slow loop-by-loop reference of the tests
-(tests/reference.py).
+buffer).
 
 Run from the repository root:
 
@@ -24,13 +23,15 @@ import argparse
 import cProfile
 import io
 import json
+import multiprocessing
 import platform
 import pstats
 import statistics
-import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import stable_baselines3
@@ -41,10 +42,7 @@ from tqdm import tqdm
 
 import sb3_gpg
 from sb3_gpg import GPG
-from sb3_gpg.common.env_util import make_vec_env_on
-
-REPOSITORY = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPOSITORY))  # for tests.reference
+from sb3_gpg.experiments import make_envs
 
 # (env id, n_envs, binning, VecEnv): every backend at 16 envs; DummyVecEnv against EnvPool at 128 and 1,024 envs
 # (SubprocVecEnv starts one process per env, so 128 or 1,024 of them do not fit a 2-core machine), and EnvPool with two
@@ -69,7 +67,7 @@ PHASES = ("rollout", "advantage", "update")
 def make_env(env_id: str, n_envs: int, seed: int, vec_env: str) -> VecEnv:
     """:param vec_env: ``dummy``, ``subproc``, ``envpool`` (one C++ thread) or ``envpoolN`` (N C++ threads)"""
     threads = int(vec_env.removeprefix("envpool") or 1) if vec_env.startswith("envpool") else 0
-    return make_vec_env_on(env_id, n_envs, seed, vec_env.rstrip("0123456789"), num_threads=threads)
+    return make_envs(env_id, n_envs, seed, vec_env.rstrip("0123456789"), num_threads=threads)
 
 
 def make_model(algo: str, env_id: str, n_envs: int, binning: str, vec_env: str, n_steps: int, n_epochs: int, seed: int):
@@ -130,66 +128,40 @@ def floor_time(env_id: str, n_envs: int, vec_env: str, n_steps: int, seed: int, 
     return statistics.median(times)
 
 
-def reference_speedup(model, repeats: int = 5) -> tuple[float, float]:
-    """Time the buffer's advantage computation and the loop-by-loop reference on the same (last) rollout."""
-    from tests.reference import ReferenceGPG
-
-    buffer = model.rollout_buffer
-    n_steps, n_envs = buffer.buffer_size, buffer.n_envs
-    # get() flattened the observations env-major: bring back the (n_steps, n_envs, ...) layout of the last rollout
-    observations = buffer.observations.reshape(n_envs, n_steps, *buffer.observations.shape[1:]).swapaxes(0, 1)
-    rewards, starts, dones = buffer.rewards.copy(), buffer.episode_starts.copy(), np.zeros(n_envs, dtype=bool)
-    fast = []
-    for _ in range(repeats):
-        buffer.reset()
-        for step in range(n_steps):
-            buffer.add(
-                observations[step],
-                np.zeros((n_envs, buffer.action_dim)),
-                rewards[step],
-                starts[step],
-                th.zeros(n_envs),
-                th.zeros(n_envs),
-            )
-        start = time.perf_counter()
-        buffer.compute_returns_and_advantage(th.zeros(n_envs), dones)
-        fast.append(time.perf_counter() - start)
-    reference = ReferenceGPG(n_envs, buffer.gamma, buffer.binning, bin_size=float(buffer.bin_size))
-    start = time.perf_counter()
-    reference.advantages(observations, rewards, starts, dones)
-    slow = time.perf_counter() - start
-    return statistics.median(fast), slow
-
-
-def peak_memory(
+def memory_probe(
     algo: str, env_id: str, n_envs: int, binning: str, vec_env: str, n_steps: int, n_epochs: int, iterations: int
-) -> dict:
+) -> dict[str, float]:
     """
-    Memory of a fresh process that builds the model and trains it `iterations` iterations: its peak resident memory
-    (torch's runtime included), and, exactly, the bytes of the learner's state (parameters, gradients, Adam's two
+    Build the model and train it ``iterations`` iterations, in the fresh process of ``peak_memory``.
+
+    :return: the process's peak resident memory, and the sizes of the learner's state and of the rollout buffer (MiB)
+    """
+    th.set_num_threads(1)
+    model = make_model(algo, env_id, n_envs, binning, vec_env, n_steps, n_epochs, 0)
+    model.learn(iterations * model.n_steps * model.n_envs)
+    buffer = model.rollout_buffer
+    arrays = [value for value in vars(buffer).values() if hasattr(value, "nbytes")]
+    if isinstance(buffer.observations, dict):
+        arrays += list(buffer.observations.values())
+    with open("/proc/self/status") as status:
+        # VmHWM, not getrusage's ru_maxrss: on Linux a child started from this process inherits ru_maxrss, so it
+        # reported the benchmark process's own peak instead
+        peak_kib = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    return dict(
+        peak_mib=peak_kib / 1024,
+        learner_mib=4 * sum(p.numel() * p.element_size() for p in model.policy.parameters()) / 2**20,
+        buffer_mib=sum(a.nbytes for a in arrays) / 2**20,
+    )
+
+
+def peak_memory(*config: Any) -> dict[str, float]:
+    """
+    Memory of a fresh process that builds the model and trains it (``memory_probe``'s arguments): its peak resident
+    memory (torch's runtime included), and, exactly, the bytes of the learner's state (parameters, gradients, Adam's two
     moments) and of the rollout buffer's arrays.
     """
-    code = f"""
-import json, torch
-torch.set_num_threads(1)
-import sys; sys.path.insert(0, {str(REPOSITORY / "scripts")!r})
-from benchmark_speed import make_model
-model = make_model({algo!r}, {env_id!r}, {n_envs}, {binning!r}, {vec_env!r}, {n_steps}, {n_epochs}, 0)
-model.learn({iterations} * model.n_steps * model.n_envs)
-buffer = model.rollout_buffer
-arrays = [value for value in vars(buffer).values() if hasattr(value, "nbytes")]
-if isinstance(buffer.observations, dict):
-    arrays += list(buffer.observations.values())
-print(json.dumps(dict(
-    # VmHWM, not getrusage's ru_maxrss: on Linux a child started from this process inherits ru_maxrss, so it reported the
-    # benchmark process's own peak instead
-    peak_mib=next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) / 1024,
-    learner_mib=4 * sum(p.numel() * p.element_size() for p in model.policy.parameters()) / 2**20,
-    buffer_mib=sum(a.nbytes for a in arrays) / 2**20,
-)))
-"""
-    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    return json.loads(output.strip().splitlines()[-1])
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(memory_probe, *config).result()
 
 
 def benchmark(env_id: str, n_envs: int, binning: str, vec_env: str, args: argparse.Namespace) -> dict:
@@ -217,7 +189,6 @@ def benchmark(env_id: str, n_envs: int, binning: str, vec_env: str, args: argpar
     for model in models.values():
         model.env.close()
     result["floor"] = floor_time(env_id, n_envs, vec_env, n_steps, args.seed, args.repeats)
-    result["reference_fast"], result["reference_slow"] = reference_speedup(models["gpg"])
     if args.peak_iterations > 0:
         for algo in ("gpg", "ppo"):
             memory = peak_memory(algo, env_id, n_envs, binning, vec_env, n_steps, args.n_epochs, args.peak_iterations)
@@ -262,12 +233,11 @@ def markdown(results: list[dict], args: argparse.Namespace, wall_time: float) ->
         "",
         "Times are seconds per iteration (one rollout of n_steps x n_envs samples plus the update). *floor*: the bare "
         "VecEnv stepping the same number of steps with fixed actions. *vs floor*: GPG's iteration over the floor. "
-        "*adv. share*: advantage computation as a share of GPG's iteration. *vs reference*: speed-up of the advantage "
-        "computation over the loop-by-loop reference implementation of Algorithm 2 on the same rollout.",
+        "*adv. share*: advantage computation as a share of GPG's iteration.",
         "",
         "| env | n_envs | binning | vec env | n_steps | GPG iter | PPO iter | iter ratio | GPG update | PPO update "
-        "| update ratio | GPG rollout | PPO rollout | GPG adv. | PPO adv. | adv. share | vs reference | floor | vs floor |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| update ratio | GPG rollout | PPO rollout | GPG adv. | PPO adv. | adv. share | floor | vs floor |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
@@ -275,8 +245,7 @@ def markdown(results: list[dict], args: argparse.Namespace, wall_time: float) ->
             f"{r['ppo_iteration']:.3f} | **{r['gpg_iteration'] / r['ppo_iteration']:.2f}** | {r['gpg_update']:.3f} | "
             f"{r['ppo_update']:.3f} | **{r['gpg_update'] / r['ppo_update']:.2f}** | {r['gpg_rollout']:.3f} | "
             f"{r['ppo_rollout']:.3f} | {r['gpg_advantage'] * 1e3:.1f} ms | {r['ppo_advantage'] * 1e3:.1f} ms | "
-            f"{r['gpg_advantage'] / r['gpg_iteration']:.1%} | {r['reference_slow'] / r['reference_fast']:.0f}x | "
-            f"{r['floor']:.3f} | {r['gpg_iteration'] / r['floor']:.2f}x |"
+            f"{r['gpg_advantage'] / r['gpg_iteration']:.1%} | {r['floor']:.3f} | {r['gpg_iteration'] / r['floor']:.2f}x |"
         )
     lines += [
         "",

@@ -26,12 +26,11 @@ from pathlib import Path
 import numpy as np
 import torch as th
 from stable_baselines3 import PPO
-from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.evaluation import evaluate_policy
 from tqdm import tqdm
 
 import sb3_gpg
-from sb3_gpg import make_envpool_env
+from sb3_gpg.experiments import make_envs, pyplot, read_csv, run_file
 
 # env id -> PPO training steps and n_envs: budgets at which the policy is good enough to matter (HalfCheetah runs, it
 # does not stand still) and its returns still vary between episodes
@@ -40,12 +39,11 @@ POLICIES = {"CartPole-v1": (20_000, 4), "LunarLander-v3": (200_000, 8), "HalfChe
 
 def fixed_policy_returns(env_id: str, episodes: int, seed: int) -> dict:
     steps, n_envs = POLICIES[env_id]
-    train_env = make_vec_env(env_id, n_envs=n_envs, seed=seed, env_kwargs={"render_mode": None})
-    model = PPO("MlpPolicy", train_env, seed=seed, device="cpu").learn(steps)
+    model = PPO("MlpPolicy", make_envs(env_id, n_envs, seed), seed=seed, device="cpu").learn(steps)
     n_eval_envs = 10
     backends = {
-        "gymnasium": make_vec_env(env_id, n_envs=n_eval_envs, seed=seed + 1_000, env_kwargs={"render_mode": None}),
-        "envpool": make_envpool_env(env_id, n_envs=n_eval_envs, seed=seed + 2_000, num_threads=1),
+        "gymnasium": make_envs(env_id, n_eval_envs, seed + 1_000),
+        "envpool": make_envs(env_id, n_eval_envs, seed + 2_000, "envpool", num_threads=1),
     }
     result: dict = {"env": env_id, "policy": f"PPO, {steps} steps on Gymnasium's env, {n_envs} envs", "episodes": episodes}
     for name, env in backends.items():
@@ -96,9 +94,6 @@ def returns_markdown(results: list[dict], command: str) -> str:
 
 def read_runs(runs_dir: Path, env_id: str, n_envs: int, seeds: list[int]) -> dict[str, dict[int, list[tuple[int, float]]]]:
     """algo -> seed -> [(iteration, evaluation)] of the finished runs of one configuration."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    from benchmark_paper import read_csv, run_file
-
     runs: dict[str, dict[int, list[tuple[int, float]]]] = defaultdict(dict)
     for algo in ("gpg", "ppo"):
         for seed in seeds:
@@ -110,11 +105,7 @@ def read_runs(runs_dir: Path, env_id: str, n_envs: int, seeds: list[int]) -> dic
 
 def plot_curves(dirs: dict[str, Path], env_id: str, n_envs: int, seeds: list[int], output: Path) -> tuple[Path, str]:
     """Mean evaluation curve per algorithm and backend (band: min-max over seeds), and a table of the last ones."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     figure, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     lines = [
         "| backend | algo | seeds | final | mean of the last five evaluations |",

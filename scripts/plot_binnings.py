@@ -20,6 +20,7 @@ import numpy as np
 
 from sb3_gpg.common.binning import bin_keys, check_bin_size
 from sb3_gpg.common.group_baseline import first_visit_bins
+from sb3_gpg.experiments import pyplot
 
 N_ENVS, N_STEPS = 3, 30
 # (binning, bin_size, what the panel says about it)
@@ -90,11 +91,7 @@ def group_statistics(keys: np.ndarray, trajectory: np.ndarray) -> tuple[int, flo
 
 
 def plot(output: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     rollout = synthetic_rollout()
     trajectory = rollout["trajectory"]
     star = (17, 1)  # (rollout step, env) of the sample whose bin is ringed

@@ -94,7 +94,7 @@ def train(env_id: str, setting: Setting, seed: int, out: Path, budget: int | Non
     """
     entry, conf = zoo_entry(setting.algo, env_id, out)
     n_timesteps = budget or int(float(entry["n_timesteps"]))
-    with tempfile.TemporaryDirectory(dir=out) as scratch:
+    with tempfile.TemporaryDirectory() as scratch:
         command = [sys.executable, "-m", "sb3_gpg.train", "--algo", setting.algo, "--env", env_id, "--seed", str(seed),
                    "-n", str(n_timesteps), "--eval-freq", str(max(n_timesteps // N_EVALUATIONS, 1)),
                    "--eval-episodes", str(EVAL_EPISODES), "--num-threads", "1", "--log-interval", "-1", "-f", scratch,

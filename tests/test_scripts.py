@@ -1,10 +1,16 @@
 """Smoke configurations of the benchmark scripts: they run end to end, write their outputs and resume."""
 
+import runpy
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from stable_baselines3.common.evaluation import evaluate_policy
+
+from sb3_gpg import GPG
+from sb3_gpg.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -75,10 +81,7 @@ def test_paper_benchmark_stops_at_a_checkpoint_and_resumes(tmp_path):
     assert sorted(path.name for path in runs.iterdir()) == [f"{name}.csv"]  # checkpoint files removed once finished
 
 
-def test_paper_benchmark_minibatches(monkeypatch):
-    monkeypatch.syspath_prepend(str(SCRIPTS))
-    from benchmark_paper import shared_hyperparameters
-
+def test_paper_benchmark_minibatches():
     # LunarLander keeps RL Zoo's minibatch of 64 at every env count; --n-minibatches fixes their number instead
     assert shared_hyperparameters("LunarLander-v3", 128, None)[0]["batch_size"] == 64
     assert shared_hyperparameters("LunarLander-v3", 16, None, n_minibatches=256)[0]["batch_size"] == 64
@@ -87,6 +90,32 @@ def test_paper_benchmark_minibatches(monkeypatch):
     assert shared_hyperparameters("CartPole-v1", 4, None)[0]["batch_size"] == 128
     kwargs, _ = shared_hyperparameters("CartPole-v1", 4, None, n_minibatches=8)
     assert kwargs["batch_size"] == 64 and "n_minibatches" not in kwargs
+
+
+def test_periodic_evaluation_follows_the_update_one_seed_per_episode():
+    # The runners' evaluation (the committed runs were made so): at the rollout start after every eval_every iterations,
+    # after that iteration's update, one deterministic episode on each consecutive evaluation seed (a learning rate at
+    # which every update changes these returns)
+    def model() -> GPG:
+        return GPG("MlpPolicy", make_envs("CartPole-v1", 2, 0), n_steps=16, batch_size=32, learning_rate=1e-2,
+                   binning="universal", seed=0, device="cpu")  # fmt: skip
+
+    trained = model()
+    eval_env = make_envs("CartPole-v1", 1, 0, wrapper_class=EpisodeSeeds)
+    evaluation = PeriodicEvaluation(eval_env, 2, lambda e: dict(iteration=e.iteration, mean=e.last_mean_reward),
+                                    eval_seed=100, n_eval_episodes=3)  # fmt: skip
+    trained.learn(6 * 32, callback=evaluation)
+    evaluation.evaluate()  # after the last iteration
+
+    by_hand, plain_env, expected = model(), make_envs("CartPole-v1", 1, 0), []
+    for iteration in (2, 4, 6):
+        by_hand.learn(2 * 32, reset_num_timesteps=False)
+        returns = []
+        for k in range(3):
+            plain_env.seed(100 + k)
+            returns.append(evaluate_policy(by_hand, plain_env, n_eval_episodes=1)[0])
+        expected.append(dict(iteration=iteration, mean=float(np.mean(returns))))
+    assert evaluation.rows == expected
 
 
 def test_paper_benchmark_ablation_subset_and_unknown_algo(tmp_path):
@@ -171,17 +200,11 @@ def test_long_horizon_study_names_what_is_not_in_the_stage(tmp_path):
 
 
 def test_paper_benchmark_gamma_overrides_both_algorithms():
-    sys.path.insert(0, str(SCRIPTS))
-    from benchmark_paper import shared_hyperparameters
-
     assert shared_hyperparameters("LunarLander-v3", 16, None)[0]["gamma"] == 0.999
     assert shared_hyperparameters("LunarLander-v3", 16, None, None, 0.99)[0]["gamma"] == 0.99
 
 
 def test_paper_benchmark_lr_schedule_override():
-    sys.path.insert(0, str(SCRIPTS))
-    from benchmark_paper import shared_hyperparameters
-
     assert shared_hyperparameters("LunarLander-v3", 16, None)[0]["learning_rate"] == 3e-4
     annealed = shared_hyperparameters("LunarLander-v3", 16, None, lr_schedule="lin")[0]["learning_rate"]
     assert annealed(1.0) == pytest.approx(3e-4) and annealed(0.0) == 0.0  # SB3's progress_remaining: 1 -> 0
@@ -206,22 +229,16 @@ def test_contrib_benchmark_smoke(tmp_path, family, envs, algos):
 
 
 def test_long_horizon_study_compares_with_ppo_on_the_same_seeds():
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        from study_long_horizon import _versus
-    finally:
-        sys.path.remove(str(SCRIPTS))
+    _versus = runpy.run_path(str(SCRIPTS / "study_long_horizon.py"))["_versus"]  # the script's own, not shared
     ppo = {0: 280.0, 1: 250.0, 2: 270.0}
     assert _versus({0: 260.0, 1: 240.0}, ppo) == "-15.0"  # not against PPO's 3-seed mean (-1.7)
     assert _versus({0: 260.0, 3: 100.0}, ppo) == "-20.0 (seeds 0)"  # seed 3 has no PPO run to pair with
     assert _versus({3: 100.0}, ppo) == ""
 
 
-def test_long_horizon_study_reads_borrowed_runs(tmp_path, monkeypatch):
+def test_long_horizon_study_reads_borrowed_runs(tmp_path):
     # HalfCheetah's 16-env defaults and PPO are the paper grid's runs: the study's report reads them beside its own
-    monkeypatch.syspath_prepend(str(SCRIPTS))
-    from study_long_horizon import run_files
-
+    run_files = runpy.run_path(str(SCRIPTS / "study_long_horizon.py"))["run_files"]
     own = tmp_path / "long_horizon" / "HalfCheetah-v5" / "runs"
     grid = tmp_path / "paper" / "halfcheetah" / "runs"
     grid_runs = ["gpg__16envs__seed0.csv", "gpg__16envs__seed1.partial.csv", "gpg__4envs__seed0.csv"]
