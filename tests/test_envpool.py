@@ -178,8 +178,8 @@ def test_learns_cartpole_through_envpool(algo):
     model.learn(40_000)
     eval_env = make_envpool_env("CartPole-v1", n_envs=1, seed=100)
     mean_return, _ = evaluate_policy(model, eval_env, n_eval_episodes=10, deterministic=True)
-    # An untrained policy balances for about 20 steps. Deterministic evaluation after 40k steps varies a lot with the
-    # seed and with torch's thread count: GPG measured 158-500 over seeds 0-3 at one and two threads.
+    # An untrained policy lets the pole fall within a few dozen steps. The threshold sits well below CartPole's 500:
+    # a deterministic evaluation after 40k steps varies a lot with the seed and with torch's thread count
     assert mean_return >= 120
     assert len(model.ep_info_buffer) > 0  # rollout/ep_rew_mean is logged from the adapter's episode statistics
 

@@ -6,138 +6,48 @@ import torch as th
 from gymnasium import spaces
 
 from sb3_gpg import GroupDictRolloutBuffer, GroupRolloutBuffer
-from sb3_gpg.common.binning import BINNINGS, columns_to_keys
+from sb3_gpg.common.binning import columns_to_keys
 from sb3_gpg.common.group_baseline import first_visit_bins, group_baselines
 from tests.reference import ReferenceGPG
 
-N_STEPS, N_ENVS, OBS_DIM = 24, 5, 3
 
-
-def fill(buffer, observations, rewards, episode_starts):
-    buffer.reset()
-    for step in range(len(rewards)):
-        n_envs = len(rewards[step])
-        obs = (
-            {key: value[step] for key, value in observations.items()} if isinstance(observations, dict) else observations[step]
-        )
-        buffer.add(obs, np.zeros((n_envs, 1)), rewards[step], episode_starts[step], th.zeros(n_envs), th.zeros(n_envs))
-
-
-def random_rollout(rng, n_steps=N_STEPS, n_envs=N_ENVS, first_starts=None, discrete_obs=False):
-    """Episodes of random lengths; obs on a coarse grid so that spatial bins collide."""
-    if discrete_obs:
-        observations = rng.integers(0, 3, size=(n_steps, n_envs, 2)).astype(np.float32)
-    else:
-        observations = rng.integers(-4, 5, size=(n_steps, n_envs, OBS_DIM)) * 0.35 + rng.normal(
-            0, 0.05, (n_steps, n_envs, OBS_DIM)
-        )
-        observations = observations.astype(np.float32)
-    rewards = rng.normal(0.5, 1.0, size=(n_steps, n_envs)).astype(np.float32)
-    episode_starts = (rng.random((n_steps, n_envs)) < 0.15).astype(np.float32)
-    episode_starts[0] = 1.0 if first_starts is None else first_starts
-    last_dones = rng.random(n_envs) < 0.5
-    return observations, rewards, episode_starts, last_dones
-
-
-def assert_matches_reference(buffer, reference, observations, rewards, episode_starts, last_dones, last_obs=None):
-    """
-    :return: which samples the reference keeps in the group
-    """
-    returns, baselines, advantages, in_group = reference.advantages(
-        observations, rewards, episode_starts, last_dones, last_obs
-    )
-    np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(buffer.values, baselines, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-5, atol=1e-5)
-    return in_group
-
-
-def modulo_binning(obs, t):
-    """A custom binning: parity of the episode time and sign of the first coordinate."""
-    return (t % 2) * 2 + (obs[..., 0] > 0).astype(np.int64)
-
-
-CASES = [
-    dict(binning=binning, leave_one_out=loo, min_bin_count=min_count, truncated_returns=truncated, advantage_scale=scale)
-    for binning in (*[b for b in BINNINGS if b != "state"], modulo_binning)
-    for loo in (False, True)
-    for min_count, truncated, scale in (
-        (1, "keep", "none"),
-        (3, "keep", "none"),
-        (1, "mask", "none"),
-        (2, "mask", "none"),
-        (1, "bootstrap", "none"),
-        (3, "bootstrap", "none"),
-        (1, "keep", "bin_std"),
-        (2, "mask", "bin_std"),
-        (2, "bootstrap", "bin_std"),
-    )
-]
-
-
-@pytest.mark.parametrize("case", CASES, ids=lambda case: "-".join(str(getattr(v, "__name__", v)) for v in case.values()))
-def test_buffer_matches_reference_over_consecutive_rollouts(case):
-    rng = np.random.default_rng(CASES.index(case))
-    gamma, bin_size = 0.95, [0.4, 0.7, 1.0]
-    space = spaces.Box(-10, 10, (OBS_DIM,), np.float32)
+def test_buffer_matches_reference_over_consecutive_rollouts(group_case):
     buffer = GroupRolloutBuffer(
-        N_STEPS, space, spaces.Discrete(2), "cpu", gamma=gamma, n_envs=N_ENVS, bin_size=bin_size, **case
+        group_case.n_steps, group_case.observation_space, spaces.Discrete(2), "cpu", **group_case.buffer_kwargs
     )
-    reference = ReferenceGPG(N_ENVS, gamma, bin_size=bin_size, **case)
-
-    last_dones = None
-    for _ in range(3):  # episodes span consecutive rollouts: the next rollout starts where the last one's dones say
-        first_starts = None if last_dones is None else last_dones.astype(np.float32)
-        observations, rewards, episode_starts, last_dones = random_rollout(rng, first_starts=first_starts)
-        last_obs = random_rollout(rng, n_steps=1)[0][0]  # the observation after the rollout, for "bootstrap"
-        fill(buffer, observations, rewards, episode_starts)
-        buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones, last_obs=last_obs)
-        in_group = assert_matches_reference(buffer, reference, observations, rewards, episode_starts, last_dones, last_obs)
+    for rollout in group_case.consecutive(3):
+        in_group = group_case.check(buffer, rollout)
         expected_mask = None if in_group.all() else in_group.T.reshape(-1)
         np.testing.assert_array_equal(buffer.loss_mask, expected_mask)
 
 
 @pytest.mark.parametrize("leave_one_out", [False, True])
 @pytest.mark.parametrize("min_bin_count", [1, 2])
-def test_state_binning_matches_reference(leave_one_out, min_bin_count):
-    rng = np.random.default_rng(7)
-    space = spaces.MultiDiscrete([3, 3])
+def test_state_binning_matches_reference(leave_one_out, min_bin_count, random_rollouts, assert_matches_reference, fill):
+    rollouts = random_rollouts(seed=7)
+    options = dict(gamma=0.9, n_envs=rollouts.n_envs, leave_one_out=leave_one_out, min_bin_count=min_bin_count)
     buffer = GroupRolloutBuffer(
-        N_STEPS,
-        space,
-        spaces.Discrete(2),
-        "cpu",
-        gamma=0.9,
-        n_envs=N_ENVS,
-        binning="state",
-        leave_one_out=leave_one_out,
-        min_bin_count=min_bin_count,
+        rollouts.n_steps, spaces.MultiDiscrete([3, 3]), spaces.Discrete(2), "cpu", binning="state", **options
     )
-    reference = ReferenceGPG(N_ENVS, 0.9, "state", leave_one_out=leave_one_out, min_bin_count=min_bin_count)
-    observations, rewards, episode_starts, last_dones = random_rollout(rng, discrete_obs=True)
-    fill(buffer, observations.astype(np.int64), rewards, episode_starts)
-    buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones)
-    _, baselines, advantages, _ = reference.advantages(observations, rewards, episode_starts, last_dones)
-    np.testing.assert_allclose(buffer.values, baselines, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-5, atol=1e-5)
+    reference = ReferenceGPG(binning="state", **options)
+    rollout = rollouts.one(discrete=True)
+    fill(buffer, rollout.observations.astype(np.int64), rollout.rewards, rollout.episode_starts)
+    assert_matches_reference(buffer, reference, rollout)
 
 
 @pytest.mark.parametrize("options", [{}, dict(truncated_returns="bootstrap", advantage_scale="bin_std")])
-def test_dict_buffer_bins_on_all_keys(options):
-    rng = np.random.default_rng(3)
+def test_dict_buffer_bins_on_all_keys(options, random_rollouts, assert_matches_reference, fill):
+    rollouts = random_rollouts(seed=3)
     space = spaces.Dict({"a": spaces.Box(-10, 10, (2,), np.float32), "b": spaces.Box(-10, 10, (1,), np.float32)})
-    buffer = GroupDictRolloutBuffer(
-        N_STEPS, space, spaces.Discrete(2), "cpu", gamma=0.9, n_envs=N_ENVS, binning="spatial_time", bin_size=0.5, **options
-    )
-    reference = ReferenceGPG(N_ENVS, 0.9, "spatial_time", bin_size=0.5, **options)
-    observations, rewards, episode_starts, last_dones = random_rollout(rng)
-    last_obs = random_rollout(rng, n_steps=1)[0][0]
-    fill(buffer, {"a": observations[..., :2], "b": observations[..., 2:]}, rewards, episode_starts)
-    buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones, last_obs={"a": last_obs[:, :2], "b": last_obs[:, 2:]})
-    returns, baselines, advantages, _ = reference.advantages(observations, rewards, episode_starts, last_dones, last_obs)
-    np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(buffer.values, baselines, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-5, atol=1e-5)
+    options = dict(gamma=0.9, n_envs=rollouts.n_envs, binning="spatial_time", bin_size=0.5, **options)
+    buffer = GroupDictRolloutBuffer(rollouts.n_steps, space, spaces.Discrete(2), "cpu", **options)
+    rollout = rollouts.one()
+
+    def as_dict(obs):
+        return {"a": obs[..., :2], "b": obs[..., 2:]}
+
+    fill(buffer, as_dict(rollout.observations), rollout.rewards, rollout.episode_starts)
+    assert_matches_reference(buffer, ReferenceGPG(**options), rollout, as_dict)
 
 
 # Hand-computed: gamma = 1, rewards all 1; env 0 runs one 3-step episode (done at the end);
@@ -147,13 +57,19 @@ HAND_STARTS = np.array([[1, 1], [0, 0], [0, 1]], dtype=np.float32)
 HAND_DONES = np.array([True, False])
 
 
-def hand_buffer(**kwargs):
-    buffer = GroupRolloutBuffer(
-        3, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", gamma=1.0, n_envs=2, **kwargs
-    )
-    fill(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), HAND_STARTS)
-    buffer.compute_returns_and_advantage(th.zeros(2), HAND_DONES)
-    return buffer
+@pytest.fixture
+def hand_buffer(fill):
+    """``hand_buffer(**options)``: a buffer of options holding the hand-computed rollout, its advantages computed."""
+
+    def make(**kwargs):
+        buffer = GroupRolloutBuffer(
+            3, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", gamma=1.0, n_envs=2, **kwargs
+        )
+        fill(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), HAND_STARTS)
+        buffer.compute_returns_and_advantage(th.zeros(2), HAND_DONES)
+        return buffer
+
+    return make
 
 
 @pytest.mark.parametrize(
@@ -173,14 +89,14 @@ def hand_buffer(**kwargs):
         (dict(binning="time", truncated_returns="mask"), [[0.5, -0.5], [0.5, -0.5], [0, 0]]),
     ],
 )
-def test_hand_computed(kwargs, advantages):
+def test_hand_computed(kwargs, advantages, hand_buffer):
     buffer = hand_buffer(**kwargs)
     np.testing.assert_allclose(buffer.returns, [[3, 2], [2, 1], [1, 1]])
     np.testing.assert_allclose(buffer.advantages, advantages)
     np.testing.assert_allclose(buffer.values, buffer.returns - buffer.advantages)
 
 
-def test_hand_computed_bootstrap():
+def test_hand_computed_bootstrap(hand_buffer):
     # env 1's last trajectory (t=0 at row 2) is cut; the next state has t=1, where the complete returns are {2, 1}:
     # its return 1 becomes 1 + 1.5. Then t=0 {3, 2, 2.5} mean 2.5; t=1 {2, 1} mean 1.5; t=2 {1}
     buffer = hand_buffer(binning="time", truncated_returns="bootstrap")
@@ -194,7 +110,7 @@ def test_hand_computed_bootstrap():
     assert buffer.group_stats["bootstrapped_share"] == 0.0
 
 
-def test_hand_computed_bin_std():
+def test_hand_computed_bin_std(hand_buffer):
     # t=0 {3, 2, 1}: std sqrt(2/3); t=1 {2, 1}: std 0.5; t=2 {1} has one return: universal's {3, 2, 1}, sqrt(2/3)
     buffer = hand_buffer(binning="time", advantage_scale="bin_std")
     std = np.sqrt(2 / 3)
@@ -203,12 +119,12 @@ def test_hand_computed_bin_std():
     assert buffer.group_stats["scale_fallback_share"] == pytest.approx(1 / 6)
 
 
-def test_bootstrap_of_observation_bins_needs_the_last_observation():
+def test_bootstrap_of_observation_bins_needs_the_last_observation(hand_buffer):
     with pytest.raises(ValueError, match="last_obs"):
         hand_buffer(binning="spatial", truncated_returns="bootstrap")
 
 
-def test_leave_one_out_with_a_single_trajectory_gives_zero_advantage():
+def test_leave_one_out_with_a_single_trajectory_gives_zero_advantage(fill):
     buffer = GroupRolloutBuffer(
         4, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", n_envs=1, leave_one_out=True
     )
@@ -218,7 +134,7 @@ def test_leave_one_out_with_a_single_trajectory_gives_zero_advantage():
     assert buffer.group_stats["no_baseline_share"] == 1.0
 
 
-def test_episode_time_carries_across_rollouts():
+def test_episode_time_carries_across_rollouts(fill):
     buffer = GroupRolloutBuffer(3, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", n_envs=2)
     fill(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), HAND_STARTS)
     buffer.compute_returns_and_advantage(th.zeros(2), np.array([False, False]))
@@ -229,7 +145,7 @@ def test_episode_time_carries_across_rollouts():
     np.testing.assert_array_equal(buffer.episode_times, [[0, 1], [1, 2], [2, 3]])
 
 
-def test_episode_time_carries_across_a_rollout_stopped_early():
+def test_episode_time_carries_across_a_rollout_stopped_early(fill):
     buffer = GroupRolloutBuffer(3, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", n_envs=2)
     # A callback stops the rollout after 2 of 3 steps: the next rollout (reset first) goes on counting from there
     fill(buffer, np.zeros((2, 2, 1), np.float32), np.ones((2, 2), np.float32), np.array([[1, 1], [0, 1]], np.float32))
@@ -238,7 +154,7 @@ def test_episode_time_carries_across_a_rollout_stopped_early():
     np.testing.assert_array_equal(buffer.episode_times, [[2, 0], [3, 1], [4, 2]])
 
 
-def test_diagnostics():
+def test_diagnostics(hand_buffer):
     buffer = hand_buffer(binning="time")
     stats = buffer.group_stats
     assert stats["n_bins"] == 3
@@ -250,7 +166,7 @@ def test_diagnostics():
     assert stats["zero_advantage_share"] == pytest.approx(2 / 6)  # env 1 at t=0 (its return is the mean), env 0 at t=2
 
 
-def test_zero_advantage_share_counts_bins_of_equal_returns():
+def test_zero_advantage_share_counts_bins_of_equal_returns(hand_buffer, fill):
     # A constant reward and no episode end: every return at one episode time is the same, so no advantage is informed,
     # although no sample's bin holds its own trajectory alone (the no-signal warning's measure)
     buffer = GroupRolloutBuffer(4, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", gamma=0.9, n_envs=3)

@@ -1,0 +1,237 @@
+"""
+What the tests share: random rollouts, filling a group buffer, the group options checked against the loop-by-loop
+reference (tests/reference.py), and an env wrapper that keeps the actions it was stepped with, as fixtures.
+
+A test that takes ``group_case`` runs once per entry of ``CASES``, or of a slice of it marked with
+``@pytest.mark.cases(start, stop, step)`` (the masked and recurrent buffers run a third each: their own code is in how
+samples leave the buffer, not in the estimator, which ``test_estimator`` checks on all cases).
+"""
+
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch as th
+from gymnasium import spaces
+
+from sb3_gpg.common.binning import BINNINGS
+from tests.reference import ReferenceGPG
+
+
+def modulo_binning(obs, t):
+    """A custom binning: parity of the episode time and sign of the first coordinate."""
+    return (t % 2) * 2 + (obs[..., 0] > 0).astype(np.int64)
+
+
+CASES = [
+    dict(binning=binning, leave_one_out=loo, min_bin_count=min_count, truncated_returns=truncated, advantage_scale=scale)
+    for binning in (*[b for b in BINNINGS if b != "state"], modulo_binning)
+    for loo in (False, True)
+    for min_count, truncated, scale in (
+        (1, "keep", "none"),
+        (3, "keep", "none"),
+        (1, "mask", "none"),
+        (2, "mask", "none"),
+        (1, "bootstrap", "none"),
+        (3, "bootstrap", "none"),
+        (1, "keep", "bin_std"),
+        (2, "mask", "bin_std"),
+        (2, "bootstrap", "bin_std"),
+    )
+]
+
+
+def case_id(case: dict[str, Any]) -> str:
+    return "-".join(str(getattr(value, "__name__", value)) for value in case.values())
+
+
+class Rollout(NamedTuple):
+    observations: np.ndarray  # (n_steps, n_envs, obs_dim)
+    rewards: np.ndarray
+    episode_starts: np.ndarray
+    last_dones: np.ndarray  # whether each env's last step ended its episode
+    last_obs: np.ndarray  # the observation after the rollout, for truncated_returns="bootstrap"
+
+
+class RandomRollouts:
+    """
+    Rollouts of episodes of random lengths, their observations on a coarse grid so that spatial bins collide.
+
+    :param seed: of the rollouts' random generator
+    """
+
+    n_steps, n_envs, obs_dim = 24, 5, 3
+
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+
+    @property
+    def observation_space(self) -> spaces.Box:
+        return spaces.Box(-10, 10, (self.obs_dim,), np.float32)
+
+    def observations(self, n_steps: int, discrete: bool = False) -> np.ndarray:
+        if discrete:
+            return self.rng.integers(0, 3, size=(n_steps, self.n_envs, 2)).astype(np.float32)
+        grid = self.rng.integers(-4, 5, size=(n_steps, self.n_envs, self.obs_dim)) * 0.35
+        return (grid + self.rng.normal(0, 0.05, grid.shape)).astype(np.float32)
+
+    def one(self, first_starts: np.ndarray | None = None, discrete: bool = False) -> Rollout:
+        """
+        :param first_starts: which envs start an episode at the first step (default: all)
+        :param discrete: observations of two coordinates in {0, 1, 2}, for state binning
+        """
+        observations = self.observations(self.n_steps, discrete)
+        rewards = self.rng.normal(0.5, 1.0, size=(self.n_steps, self.n_envs)).astype(np.float32)
+        episode_starts = (self.rng.random((self.n_steps, self.n_envs)) < 0.15).astype(np.float32)
+        episode_starts[0] = 1.0 if first_starts is None else first_starts
+        last_dones = self.rng.random(self.n_envs) < 0.5
+        return Rollout(observations, rewards, episode_starts, last_dones, self.observations(1, discrete)[0])
+
+    def consecutive(self, n_rollouts: int) -> Iterator[Rollout]:
+        """Rollouts whose episodes cross the borders: each starts where the last one's dones say."""
+        rollout = self.one()
+        yield rollout
+        for _ in range(n_rollouts - 1):
+            rollout = self.one(first_starts=rollout.last_dones.astype(np.float32))
+            yield rollout
+
+
+def fill_buffer(
+    buffer, observations, rewards, episode_starts, with_step: Callable[[Any], dict[str, Any]] = lambda obs: {}
+) -> None:
+    """
+    Reset the buffer and add a rollout to it, with zero actions, values and log probabilities.
+
+    :param observations: an array, or a dict of arrays for the dict buffers
+    :param with_step: the step's observations -> the extra keyword arguments of ``buffer.add`` (action masks, LSTM
+        states)
+    """
+    buffer.reset()
+    for step in range(len(rewards)):
+        n_envs = len(rewards[step])
+        obs = (
+            {key: value[step] for key, value in observations.items()} if isinstance(observations, dict) else observations[step]
+        )
+        buffer.add(
+            obs,
+            np.zeros((n_envs, 1)),
+            rewards[step],
+            episode_starts[step],
+            th.zeros(n_envs),
+            th.zeros(n_envs),
+            **with_step(obs),
+        )
+
+
+def assert_buffer_matches(
+    buffer, reference: ReferenceGPG, rollout: Rollout, as_buffer_obs: Callable[[np.ndarray], Any] = lambda obs: obs
+) -> np.ndarray:
+    """
+    Compute the buffer's advantages of the rollout it holds and compare them with the reference's.
+
+    :param as_buffer_obs: the reference's observations -> the buffer's (the dict buffers': a dict of arrays)
+    :return: which samples the reference keeps in the group
+    """
+    buffer.compute_returns_and_advantage(th.zeros(buffer.n_envs), rollout.last_dones, last_obs=as_buffer_obs(rollout.last_obs))
+    returns, baselines, advantages, in_group = reference.advantages(*rollout)
+    np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(buffer.values, baselines, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-5, atol=1e-5)
+    return in_group
+
+
+class GroupCase(RandomRollouts):
+    """
+    One entry of ``CASES``: its random rollouts, the group buffer's keyword arguments and the reference.
+
+    :param index: the entry's index, which seeds its rollouts
+    """
+
+    gamma, bin_size = 0.95, [0.4, 0.7, 1.0]
+
+    def __init__(self, index: int):
+        super().__init__(seed=index)
+        self.options = CASES[index]
+        self.reference = ReferenceGPG(self.n_envs, self.gamma, bin_size=self.bin_size, **self.options)
+
+    @property
+    def buffer_kwargs(self) -> dict[str, Any]:
+        return dict(gamma=self.gamma, n_envs=self.n_envs, bin_size=self.bin_size, **self.options)
+
+    def check(self, buffer, rollout: Rollout, with_step: Callable[[Any], dict[str, Any]] = lambda obs: {}) -> np.ndarray:
+        """
+        Fill the buffer with the rollout, compute its advantages and compare them with the reference's.
+
+        :return: which samples the reference keeps in the group
+        """
+        fill_buffer(buffer, rollout.observations, rollout.rewards, rollout.episode_starts, with_step)
+        return assert_buffer_matches(buffer, self.reference, rollout)
+
+
+class ActionRecorder(gym.Wrapper):
+    """Keeps the actions the env was stepped with: what the algorithm sent, after its own clipping or unscaling."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        self.actions: list[np.ndarray] = []
+
+    def step(self, action):
+        self.actions.append(np.array(action))
+        return super().step(action)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cases(start, stop, step): run a test that takes group_case on a slice of CASES")
+
+
+def pytest_generate_tests(metafunc):
+    if "group_case" in metafunc.fixturenames:
+        marker = metafunc.definition.get_closest_marker("cases")
+        indices = range(len(CASES))[slice(*marker.args) if marker else slice(None)]
+        metafunc.parametrize("group_case", indices, ids=[case_id(CASES[index]) for index in indices], indirect=True)
+
+
+@pytest.fixture
+def group_case(request) -> GroupCase:
+    return GroupCase(request.param)
+
+
+@pytest.fixture
+def random_rollouts() -> type[RandomRollouts]:
+    """``random_rollouts(seed)``: random rollouts of the buffer tests' shape."""
+    return RandomRollouts
+
+
+@pytest.fixture
+def fill() -> Callable[..., None]:
+    """``fill(buffer, observations, rewards, episode_starts)``: reset the buffer and add a rollout."""
+    return fill_buffer
+
+
+@pytest.fixture
+def assert_matches_reference() -> Callable[..., np.ndarray]:
+    """``assert_matches_reference(buffer, reference, rollout)``: see ``assert_buffer_matches``."""
+    return assert_buffer_matches
+
+
+@pytest.fixture
+def record_actions() -> type[ActionRecorder]:
+    """``record_actions(env)``: the env, keeping in ``.actions`` the actions it was stepped with."""
+    return ActionRecorder
+
+
+def collect_rollout(model):
+    """
+    :return: the buffer of one rollout of the model's untrained policy, not updated on (so not flattened by ``get``)
+    """
+    _, callback = model._setup_learn(model.n_steps * model.n_envs, callback=None)
+    model.collect_rollouts(model.env, callback, model.rollout_buffer, model.n_steps)
+    return model.rollout_buffer
+
+
+@pytest.fixture
+def one_rollout() -> Callable[[Any], Any]:
+    """``one_rollout(model)``: see ``collect_rollout``."""
+    return collect_rollout
