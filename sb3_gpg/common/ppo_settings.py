@@ -1,16 +1,62 @@
 """
 PPO's settings under GPG. PPO code and hyperparameter files pass the critic's settings: GPG, which has no critic,
-accepts and ignores them with one warning that names them. The minibatch checks are PPO's own, so that a swap fails
-where PPO fails.
+accepts and ignores them with one warning that names them. The settings PPO refuses, the critic's included, GPG
+refuses too, with the exception type PPO raises, so that a swap fails where PPO fails.
 """
 
 import warnings
 from typing import Any
 
 # Constructor arguments that only PPO's critic reads
-CRITIC_ARGUMENTS = ("gae_lambda", "vf_coef", "clip_range_vf")
+CRITIC_ARGUMENTS = ("vf_coef", "clip_range_vf")
 # policy_kwargs that only a critic reads; the last two are RecurrentPPO's
 CRITIC_POLICY_KWARGS = ("share_features_extractor", "shared_lstm", "enable_critic_lstm")
+# Why GPG refuses a setting it ignores, in each message
+REFUSES_TOO = "GPG ignores the critic's settings but refuses what {} refuses"
+
+
+class PPOSettingError(ValueError, AssertionError):
+    """
+    A setting that PPO, MaskablePPO or RecurrentPPO refuses with an ``AssertionError``: GPG refuses it as well. Also a
+    ``ValueError``, so that it is raised under ``python -O`` too (which removes asserts) and caught as bad input.
+    """
+
+
+def check_critic_settings(policy_kwargs: dict[str, Any] | None, clip_range_vf: Any) -> None:
+    """
+    The checks of the critic's settings in PPO's, MaskablePPO's and RecurrentPPO's constructors and in
+    ``RecurrentActorCriticPolicy``'s: GPG ignores these settings, but a value the anchor refuses is a mistake in the
+    user's code.
+
+    :param policy_kwargs: the policy keyword arguments given to the algorithm
+    :param clip_range_vf: the constructor's ``clip_range_vf``
+    :raises PPOSettingError: where the anchor raises an ``AssertionError``
+    """
+    if clip_range_vf is not None:
+        if not isinstance(clip_range_vf, (float, int)) and not callable(clip_range_vf):
+            raise PPOSettingError(
+                f"clip_range_vf={clip_range_vf!r} is neither a number nor a schedule (a function of the progress "
+                f"remaining), which PPO refuses; {REFUSES_TOO.format('PPO')}. Pass a positive float, a schedule, or None."
+            )
+        if isinstance(clip_range_vf, (float, int)) and clip_range_vf <= 0:
+            raise PPOSettingError(
+                f"clip_range_vf={clip_range_vf}: PPO refuses a value-function clip range that is not positive; "
+                f"{REFUSES_TOO.format('PPO')}. Pass a positive value, or None for no value clipping."
+            )
+    policy_kwargs = policy_kwargs or {}
+    if not policy_kwargs.get("shared_lstm", False):
+        return
+    if policy_kwargs.get("enable_critic_lstm", True):
+        raise PPOSettingError(
+            "policy_kwargs shared_lstm=True with enable_critic_lstm=True (RecurrentPPO's default): RecurrentPPO refuses "
+            f"a critic that both shares the actor's LSTM and has its own; {REFUSES_TOO.format('RecurrentPPO')}. Add "
+            "enable_critic_lstm=False, or remove shared_lstm."
+        )
+    if not policy_kwargs.get("share_features_extractor", True):
+        raise PPOSettingError(
+            "policy_kwargs shared_lstm=True with share_features_extractor=False: RecurrentPPO refuses to share the LSTM "
+            f"when the features extractor is not shared; {REFUSES_TOO.format('RecurrentPPO')}. Remove one of the two."
+        )
 
 
 def drop_critic_policy_kwargs(policy_kwargs: dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
@@ -40,7 +86,9 @@ def ignore_critic_settings(policy_kwargs: dict[str, Any] | None, **critic_argume
     :param policy_kwargs: the policy keyword arguments given to the algorithm
     :param critic_arguments: the constructor's critic arguments (``CRITIC_ARGUMENTS``), None where not set
     :return: the policy keyword arguments without the critic's settings
+    :raises PPOSettingError: for a critic setting that PPO refuses (see ``check_critic_settings``)
     """
+    check_critic_settings(policy_kwargs, critic_arguments.get("clip_range_vf"))
     policy_kwargs, ignored = drop_critic_policy_kwargs(policy_kwargs)
     ignored = [f"{name}={value}" for name, value in critic_arguments.items() if value is not None] + ignored
     if ignored:
@@ -55,26 +103,30 @@ def ignore_critic_settings(policy_kwargs: dict[str, Any] | None, **critic_argume
 def check_minibatch_size(batch_size: int, n_steps: int, n_envs: int | None, normalize_advantage: bool) -> None:
     """
     PPO's checks of the minibatch size: advantage normalisation of a single sample gives NaN, and a minibatch size
-    that does not divide the rollout leaves a truncated minibatch.
+    that does not divide the rollout leaves a truncated minibatch. GPG also refuses a one-sample rollout without
+    normalisation, which PPO accepts: it has no group.
 
     :param batch_size: minibatch size
     :param n_steps: rollout length per env
     :param n_envs: number of envs, None without an env (a model being loaded)
     :param normalize_advantage: whether the advantages are normalised per minibatch
-    :raises ValueError: for a minibatch or a rollout of one sample with ``normalize_advantage``
+    :raises PPOSettingError: for a minibatch or a rollout of one sample with ``normalize_advantage``
+    :raises ValueError: for a rollout of one sample without it
     """
     if normalize_advantage and batch_size <= 1:
-        raise ValueError(
-            f"batch_size must be greater than 1 when normalize_advantage=True, got {batch_size}. "
+        raise PPOSettingError(
+            f"batch_size must be greater than 1 when normalize_advantage=True, got {batch_size}: the advantages of one "
+            "sample normalise to NaN. Pass a larger batch_size, or normalize_advantage=False. "
             "See https://github.com/DLR-RM/stable-baselines3/issues/440"
         )
     if n_envs is None:
         return
     buffer_size = n_envs * n_steps
-    if normalize_advantage and buffer_size <= 1:
-        raise ValueError(
-            f"n_steps * n_envs must be greater than 1 when normalize_advantage=True. "
-            f"Currently n_steps={n_steps} and n_envs={n_envs}"
+    if buffer_size <= 1:
+        raise (PPOSettingError if normalize_advantage else ValueError)(
+            f"n_steps * n_envs must be greater than 1, got n_steps={n_steps} and n_envs={n_envs}: GPG's group is the "
+            "rollout, and a one-sample rollout has no group (its baseline is its own return, its advantage 0). Pass a "
+            "longer n_steps, or more envs."
         )
     untruncated_batches = buffer_size // batch_size
     if buffer_size % batch_size > 0:

@@ -8,7 +8,6 @@ from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_suppo
 from stable_baselines3.common.buffers import RolloutBuffer
 from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
-from stable_baselines3.common.utils import is_vectorized_observation
 from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg.common.binning import Binning
@@ -41,7 +40,7 @@ class MaskableGPG(GPG):
     :param batch_size: Minibatch size
     :param n_epochs: Number of epoch when optimizing the surrogate loss
     :param gamma: Discount factor
-    :param gae_lambda: PPO's; ignored (GPG's returns are Monte-Carlo)
+    :param gae_lambda: GAE's lambda over the group baselines (1: Monte-Carlo advantages; see ``GroupOptions``)
     :param clip_range: Clipping parameter, it can be a function of the current progress remaining (from 1 to 0).
     :param clip_range_vf: PPO's; ignored (no value function)
     :param normalize_advantage: Whether to normalize or not the advantage (per minibatch, as PPO)
@@ -69,6 +68,8 @@ class MaskableGPG(GPG):
     :param min_bin_count: GPG's own option, see ``GroupOptions``
     :param truncated_returns: GPG's own option, see ``GroupOptions``
     :param advantage_scale: GPG's own option, see ``GroupOptions``
+    :param baseline: GPG's own option, see ``GroupOptions``
+    :param baseline_kwargs: GPG's own option, see ``GroupOptions``
     :param _init_setup_model: Whether or not to build the network at the creation of the instance
     """
 
@@ -92,7 +93,7 @@ class MaskableGPG(GPG):
         batch_size: int = 64,
         n_epochs: int = 10,
         gamma: float = 0.99,
-        gae_lambda: float | None = None,
+        gae_lambda: float = 1.0,
         clip_range: float | Schedule = 0.2,
         clip_range_vf: float | Schedule | None = None,
         normalize_advantage: bool = True,
@@ -114,6 +115,8 @@ class MaskableGPG(GPG):
         min_bin_count: int = DEFAULTS.min_bin_count,
         truncated_returns: str = DEFAULTS.truncated_returns,
         advantage_scale: str = DEFAULTS.advantage_scale,
+        baseline: str = DEFAULTS.baseline,
+        baseline_kwargs: dict[str, Any] | None = DEFAULTS.baseline_kwargs,
         _init_setup_model: bool = True,
     ):
         # Whether the current learn() call masks; MaskablePPO passes it down as an argument of collect_rollouts
@@ -148,6 +151,8 @@ class MaskableGPG(GPG):
             min_bin_count=min_bin_count,
             truncated_returns=truncated_returns,
             advantage_scale=advantage_scale,
+            baseline=baseline,
+            baseline_kwargs=baseline_kwargs,
             _init_setup_model=_init_setup_model,
         )
 
@@ -179,7 +184,7 @@ class MaskableGPG(GPG):
         """
         Get the policy action from an observation, as ``MaskablePPO.predict``.
 
-        :param observation: the input observation
+        :param observation: the input observation (images channel last or first, as SB3's policies take them)
         :param state: The last hidden states (unused: no recurrence)
         :param episode_start: The last masks (unused: no recurrence)
         :param deterministic: Whether or not to return deterministic actions.
@@ -187,10 +192,6 @@ class MaskableGPG(GPG):
         :return: the model's action and the next hidden state
         :raises ValueError: if the masks do not fit the observations or allow no action in some state
         """
-        if action_masks is not None:
-            first = next(iter(observation.values())) if isinstance(observation, dict) else observation
-            vectorized = is_vectorized_observation(observation, self.observation_space)
-            action_masks = check_action_masks(action_masks, self.action_space, len(first) if vectorized else 1)
         return self.policy.predict(observation, state, episode_start, deterministic, action_masks=action_masks)
 
     def learn(  # type: ignore[override]

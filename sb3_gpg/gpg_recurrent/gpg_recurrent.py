@@ -37,7 +37,7 @@ class RecurrentGPG(GPG):
         border resume from the LSTM states stored there (backpropagation through time is truncated at the borders)
     :param n_epochs: Number of epoch when optimizing the surrogate loss
     :param gamma: Discount factor
-    :param gae_lambda: PPO's; ignored (GPG's returns are Monte-Carlo)
+    :param gae_lambda: GAE's lambda over the group baselines (1: Monte-Carlo advantages; see ``GroupOptions``)
     :param clip_range: Clipping parameter, it can be a function of the current progress remaining (from 1 to 0).
     :param clip_range_vf: PPO's; ignored (no value function)
     :param normalize_advantage: Whether to normalize or not the advantage (per minibatch, as PPO)
@@ -64,6 +64,8 @@ class RecurrentGPG(GPG):
     :param min_bin_count: GPG's own option, see ``GroupOptions``
     :param truncated_returns: GPG's own option, see ``GroupOptions``
     :param advantage_scale: GPG's own option, see ``GroupOptions``
+    :param baseline: GPG's own option, see ``GroupOptions``
+    :param baseline_kwargs: GPG's own option, see ``GroupOptions``
     :param _init_setup_model: Whether or not to build the network at the creation of the instance
     """
 
@@ -86,7 +88,7 @@ class RecurrentGPG(GPG):
         batch_size: int = 128,
         n_epochs: int = 10,
         gamma: float = 0.99,
-        gae_lambda: float | None = None,
+        gae_lambda: float = 1.0,
         clip_range: float | Schedule = 0.2,
         clip_range_vf: float | Schedule | None = None,
         normalize_advantage: bool = True,
@@ -108,6 +110,8 @@ class RecurrentGPG(GPG):
         min_bin_count: int = DEFAULTS.min_bin_count,
         truncated_returns: str = DEFAULTS.truncated_returns,
         advantage_scale: str = DEFAULTS.advantage_scale,
+        baseline: str = DEFAULTS.baseline,
+        baseline_kwargs: dict[str, Any] | None = DEFAULTS.baseline_kwargs,
         _init_setup_model: bool = True,
     ):
         super().__init__(
@@ -140,6 +144,8 @@ class RecurrentGPG(GPG):
             min_bin_count=min_bin_count,
             truncated_returns=truncated_returns,
             advantage_scale=advantage_scale,
+            baseline=baseline,
+            baseline_kwargs=baseline_kwargs,
             _init_setup_model=_init_setup_model,
         )
 

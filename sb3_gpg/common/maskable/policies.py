@@ -1,12 +1,14 @@
 from typing import Any
 
+import numpy as np
 import torch as th
 from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, CombinedExtractor, FlattenExtractor, NatureCNN
-from stable_baselines3.common.type_aliases import Schedule
+from stable_baselines3.common.type_aliases import PyTorchObs, Schedule
 from torch import nn
 
+from sb3_gpg.common.maskable.utils import check_action_masks
 from sb3_gpg.common.policies import ActorOnlyMixin, actor_net_arch
 
 
@@ -65,6 +67,24 @@ class MaskableActorOnlyPolicy(ActorOnlyMixin, MaskableActorCriticPolicy):
             optimizer_class=optimizer_class,
             optimizer_kwargs=optimizer_kwargs,
         )
+
+    def _predict(  # type: ignore[override]
+        self, observation: PyTorchObs, deterministic: bool = False, action_masks: np.ndarray | None = None
+    ) -> th.Tensor:
+        """
+        ``MaskableActorCriticPolicy._predict``, with the masks checked against the observations: ``predict`` has put
+        them in a batch, channel first, so their number is known whatever shape they came in.
+
+        :param observation: the observations, as a batch
+        :param deterministic: Whether to use stochastic or deterministic actions
+        :param action_masks: Action masks to apply to the action distribution
+        :return: Taken action according to the policy
+        :raises ValueError: if the masks do not fit the observations or allow no action in some state
+        """
+        if action_masks is not None:
+            first = next(iter(observation.values())) if isinstance(observation, dict) else observation
+            action_masks = check_action_masks(action_masks, self.action_space, len(first))
+        return super()._predict(observation, deterministic, action_masks)
 
 
 class MaskableActorOnlyCnnPolicy(MaskableActorOnlyPolicy):

@@ -1,0 +1,194 @@
+"""
+Learning at tiny budgets: SB3's identity tests (tests/test_identity.py) and sb3-contrib's masked identity test
+(tests/test_invalid_actions.py::test_identity), each with its env, budget, settings and reward threshold, run with the
+anchor (PPO, MaskablePPO) and with GPG (MaskableGPG) under its defaults and its options, over several seeds. One env,
+one process; every run is evaluated as its test evaluates it (``evaluate_policy``, 20 deterministic episodes on the
+training env; sb3-contrib's maskable one with masks for the masked env).
+
+    python scripts/tiny_budgets.py --seeds 100 101 102 103 104 --out benchmarks/tiny_budgets
+
+Writes into --out: runs.csv (one row per run) and results.md (per env and setting: mean +- std over seeds of the
+evaluation, and how many seeds exceed the anchor test's threshold).
+"""
+
+import argparse
+import csv
+import subprocess
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch as th
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.envs import InvalidActionEnvDiscrete
+from sb3_contrib.common.maskable.evaluation import evaluate_policy as maskable_evaluate_policy
+from stable_baselines3 import PPO
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.envs import IdentityEnv, IdentityEnvBox, IdentityEnvMultiBinary, IdentityEnvMultiDiscrete
+from stable_baselines3.common.evaluation import evaluate_policy
+from tqdm import tqdm
+
+from sb3_gpg import GPG, MaskableGPG
+
+N_EVAL_EPISODES = 20
+# The identity tests' settings: PPO's in test_discrete (gamma and learning rate shared with A2C and DQN there) and in
+# test_continuous (whose gamma=0.95 PPO's kwargs replace, so PPO's default 0.99)
+IDENTITY_DISCRETE = dict(gamma=0.4, learning_rate=0.002, n_epochs=4, n_steps=256)
+IDENTITY_BOX = dict(learning_rate=1e-3, n_epochs=4, n_steps=256)
+
+
+@dataclass
+class Task:
+    """
+    An anchor test: its env, algorithms, settings, budget and threshold.
+
+    :param make_env: the env, made anew for each run (its spaces are seeded by the model's seed)
+    :param anchor: the algorithm of the test
+    :param gpg: its GPG counterpart
+    :param kwargs: the test's constructor arguments
+    :param timesteps: the test's training budget
+    :param threshold: the test's reward threshold (``evaluate_policy`` asserts a mean reward above it)
+    :param evaluate: the test's evaluation function
+    """
+
+    make_env: Callable[[], gym.Env]
+    anchor: type[BaseAlgorithm]
+    gpg: type[GPG]
+    kwargs: dict[str, Any]
+    timesteps: int
+    threshold: float = 90.0
+    evaluate: Callable[..., Any] = field(default=evaluate_policy)
+
+
+TASKS = {
+    "IdentityEnv(4)": Task(lambda: IdentityEnv(4), PPO, GPG, IDENTITY_DISCRETE, 1200),
+    "IdentityEnvMultiDiscrete(4)": Task(lambda: IdentityEnvMultiDiscrete(4), PPO, GPG, IDENTITY_DISCRETE, 1200),
+    "IdentityEnvMultiBinary(4)": Task(lambda: IdentityEnvMultiBinary(4), PPO, GPG, IDENTITY_DISCRETE, 1200),
+    "IdentityEnvBox(eps=0.5)": Task(lambda: IdentityEnvBox(eps=0.5), PPO, GPG, IDENTITY_BOX, 1000),
+    "InvalidActionEnvDiscrete(70, 55)": Task(
+        lambda: InvalidActionEnvDiscrete(dim=70, n_invalid_actions=55),
+        MaskablePPO,
+        MaskableGPG,
+        dict(gamma=0.1, clip_range=0.4, n_epochs=2),
+        2048,
+        evaluate=maskable_evaluate_policy,
+    ),
+}
+# GPG's options tried on top of the test's settings (None: the anchor itself), and a short discount: the identity
+# tasks reward each action at once, and only the discrete tests set gamma=0.4
+SETTINGS: dict[str, dict[str, Any] | None] = {
+    "anchor": None,
+    "defaults": {},
+    "binning=universal": dict(binning="universal"),
+    "binning=rollout_step": dict(binning="rollout_step"),
+    "leave_one_out": dict(leave_one_out=True),
+    "leave_one_out, min_bin_count=2": dict(leave_one_out=True, min_bin_count=2),
+    "gamma=0.4": dict(gamma=0.4),
+    "gamma=0.4, binning=universal": dict(gamma=0.4, binning="universal"),
+}
+
+
+def distinct_settings(task: Task, names: list[str]) -> list[str]:
+    """
+    :param names: names of SETTINGS
+    :return: those that configure the task otherwise than the ones before them (one the test already has repeats another)
+    """
+    configs: list[dict[str, Any] | None] = []
+    distinct = []
+    for name in names:
+        options = SETTINGS[name]
+        config = None if options is None else {**task.kwargs, **options}
+        if config not in configs:
+            configs.append(config)
+            distinct.append(name)
+    return distinct
+
+
+def run(task: Task, options: dict[str, Any] | None, seed: int) -> dict[str, Any]:
+    """
+    :param options: GPG's options, or None for the anchor
+    :return: the run's evaluation (mean and std of the episode rewards), whether it passes and its training time
+    """
+    algorithm = task.anchor if options is None else task.gpg
+    env = task.make_env()
+    start = time.perf_counter()
+    model = algorithm("MlpPolicy", env, seed=seed, **{**task.kwargs, **(options or {})}).learn(task.timesteps)
+    train_seconds = time.perf_counter() - start
+    mean, std = task.evaluate(model, model.get_env(), n_eval_episodes=N_EVAL_EPISODES, warn=False)
+    passed = bool(mean > task.threshold)
+    return dict(mean_reward=float(mean), std_reward=float(std), passed=passed, train_seconds=round(train_seconds, 2))
+
+
+def write_results(rows: list[dict[str, Any]], out: Path, command: str, commit: str) -> None:
+    """
+    :param rows: every run's row of runs.csv
+    :param command: the command that made them, for results.md
+    :param commit: the commit they ran at
+    """
+    seeds = sorted({row["seed"] for row in rows})
+    lines = [
+        "# Learning at tiny budgets",
+        "",
+        f"Made by `{command}` (commit {commit or 'unknown'}, seeds {', '.join(map(str, seeds))}).",
+        "The anchor tests' envs, budgets, settings and thresholds (SB3's tests/test_identity.py, sb3-contrib's",
+        f"tests/test_invalid_actions.py::test_identity), 1 env, evaluated over {N_EVAL_EPISODES} deterministic episodes;",
+        "a seed passes when its mean reward exceeds the threshold, as `evaluate_policy(..., reward_threshold=...)` asserts.",
+        "A setting the test already has (gamma=0.4 in the discrete identity tests) is not run again. Every run: runs.csv.",
+        "",
+        "| env | budget | threshold | setting | mean ± std over seeds | seeds passing |",
+        "|---|---:|---:|---|---:|---:|",
+    ]
+    for env_name, task in TASKS.items():
+        for setting in SETTINGS:
+            runs = [row for row in rows if row["env"] == env_name and row["setting"] == setting]
+            if not runs:
+                continue
+            means = np.array([row["mean_reward"] for row in runs])
+            passing = sum(row["passed"] for row in runs)
+            label = task.anchor.__name__ if setting == "anchor" else f"{task.gpg.__name__}: {setting}"
+            lines.append(
+                f"| {env_name} | {task.timesteps} | {task.threshold:g} | {label} | {means.mean():.1f} ± {means.std():.1f} "
+                f"| {passing}/{len(runs)} |"
+            )
+    (out / "results.md").write_text("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[100, 101, 102, 103, 104], help="tuning seeds are >= 100")
+    parser.add_argument("--envs", nargs="+", choices=list(TASKS), default=list(TASKS))
+    parser.add_argument("--settings", nargs="+", choices=list(SETTINGS), default=list(SETTINGS))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/tiny_budgets"))
+    args = parser.parse_args()
+    th.set_num_threads(1)
+    commit = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
+    # GPG's warnings (no group signal in 256-step rollouts of 100-step episodes) are what this script measures
+    warnings.filterwarnings("ignore", category=UserWarning)
+
+    grid = [
+        (env_name, setting, seed)
+        for env_name in args.envs
+        for setting in distinct_settings(TASKS[env_name], args.settings)
+        for seed in args.seeds
+    ]
+    rows = []
+    for env_name, setting, seed in tqdm(grid, desc="runs"):
+        rows.append(dict(env=env_name, setting=setting, seed=seed, **run(TASKS[env_name], SETTINGS[setting], seed)))
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open(args.out / "runs.csv", "w", newline="") as file:
+        writer = csv.DictWriter(file, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    seeds = " ".join(map(str, args.seeds))
+    write_results(rows, args.out, f"python scripts/tiny_budgets.py --seeds {seeds} --out {args.out}", commit)
+    print((args.out / "results.md").read_text())
+
+
+if __name__ == "__main__":
+    main()

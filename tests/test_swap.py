@@ -1,0 +1,552 @@
+"""
+The swap, tried as a user who swaps the class would: each scenario runs once with the anchor (PPO, MaskablePPO,
+RecurrentPPO) and once with its GPG counterpart, and both must behave alike: accept a setting, or refuse it at the same
+step with the same exception type; give ``predict`` results of the same shapes and types (single and vectorised
+observations, states and episode starts, action masks, channel-last images); save files that load; and match in
+evaluations, callback outputs and VecNormalize statistics, on every action and observation space the pair supports.
+
+``DIFFERENCES`` lists where GPG differs on purpose, and why; a scenario listed there checks GPG's own outcome instead.
+"""
+
+import inspect
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium import spaces
+from sb3_contrib import MaskablePPO, RecurrentPPO
+from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+from sb3_contrib.common.maskable.evaluation import evaluate_policy as maskable_evaluate_policy
+from sb3_contrib.common.wrappers import ActionMasker
+from stable_baselines3 import PPO
+from stable_baselines3.common.buffers import RolloutBuffer
+from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback, EvalCallback
+from stable_baselines3.common.envs import FakeImageEnv, IdentityEnv
+from stable_baselines3.common.evaluation import evaluate_policy
+from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
+from stable_baselines3.common.policies import ActorCriticPolicy
+from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+from sb3_gpg import GPG, MaskableGPG, RecurrentGPG
+from sb3_gpg.common.ppo_settings import PPOSettingError
+
+# Warnings are not compared: GPG warns about the critic's settings it ignores and about rollouts too short for groups
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+class Pair(NamedTuple):
+    """An anchor and its GPG counterpart."""
+
+    anchor: type[OnPolicyAlgorithm]
+    gpg: type[GPG]
+
+    @property
+    def name(self) -> str:
+        return self.anchor.__name__
+
+    @property
+    def maskable(self) -> bool:
+        return self.anchor is MaskablePPO
+
+    @property
+    def recurrent(self) -> bool:
+        return self.anchor is RecurrentPPO
+
+    def policy(self, observation_space: spaces.Space) -> str:
+        """:return: the policy alias for the observations: Mlp, Cnn or MultiInput, with Lstm for the recurrent pair"""
+        kind = "MultiInput" if isinstance(observation_space, spaces.Dict) else "Cnn" if is_image(observation_space) else "Mlp"
+        return f"{kind}{'Lstm' if self.recurrent else ''}Policy"
+
+    def evaluations(self) -> list[Callable[..., Any]]:
+        """:return: the evaluation functions a user of the pair calls: SB3's, and sb3-contrib's maskable one"""
+        return [evaluate_policy, maskable_evaluate_policy] if self.maskable else [evaluate_policy]
+
+
+PAIRS = [Pair(PPO, GPG), Pair(MaskablePPO, MaskableGPG), Pair(RecurrentPPO, RecurrentGPG)]
+ANCHORS = [pair.name for pair in PAIRS]
+
+
+class Outcome(NamedTuple):
+    """How a scenario ended: the step that raised (``ok`` if none) and its exception."""
+
+    step: str
+    error: Exception | None = None
+
+
+class Difference(NamedTuple):
+    """
+    A deliberate difference, GPG's side of it.
+
+    :param gpg: in a scenario, the step at which GPG raises and the exception type (``("ok", None)``: it accepts); for
+        a constructor's default (scenario ``default <parameter>``), GPG's default
+    :param reason: why GPG differs
+    """
+
+    gpg: Any
+    reason: str
+
+
+ONE_SAMPLE = (
+    "GPG's group is the rollout, and a one-sample rollout has no group (the sample's baseline is its own return, its "
+    "advantage 0): GPG refuses it when built. MaskablePPO and RecurrentPPO lack PPO's check and normalise the one "
+    "advantage to NaN, which fails at the next rollout"
+)
+ONE_SAMPLE_MINIBATCH = (
+    "PPO's check, which MaskablePPO and RecurrentPPO lack: they normalise one-sample minibatches to NaN, which fails at "
+    "the next rollout; GPG refuses it when built"
+)
+LSTM_SETTINGS = (
+    "GPG's filter of the critic's settings serves its three classes, so GPG and MaskableGPG take RecurrentPPO's LSTM "
+    "settings for the critic's: they refuse RecurrentPPO's invalid combinations as RecurrentPPO does, and ignore the "
+    "rest with the warning. PPO's and MaskablePPO's policies do not take these settings (TypeError)"
+)
+# The deliberate differences, (anchor, scenario) -> GPG's outcome and why: the only place they are listed
+DIFFERENCES: dict[tuple[str, str], Difference] = {
+    **{(anchor, "n_steps=1, normalize_advantage=False"): Difference(("init", ValueError), ONE_SAMPLE) for anchor in ANCHORS},
+    ("MaskablePPO", "n_steps=1"): Difference(("init", PPOSettingError), ONE_SAMPLE),
+    ("RecurrentPPO", "n_steps=1"): Difference(("init", PPOSettingError), ONE_SAMPLE),
+    ("MaskablePPO", "batch_size=1"): Difference(("init", PPOSettingError), ONE_SAMPLE_MINIBATCH),
+    ("RecurrentPPO", "batch_size=1"): Difference(("init", PPOSettingError), ONE_SAMPLE_MINIBATCH),
+    ("PPO", "policy=ActorCriticPolicy"): Difference(
+        ("init", ValueError), "GPG's policies have no critic: an actor-critic policy is refused, naming the policies to use"
+    ),
+    ("RecurrentPPO", "policy=ActorCriticPolicy"): Difference(
+        ("init", ValueError), "RecurrentPPO fails on a policy without LSTM (AttributeError); GPG names the policies to use"
+    ),
+    ("PPO", "rollout_buffer_class=RolloutBuffer"): Difference(
+        ("init", ValueError), "GPG computes its advantages in a GroupRolloutBuffer: SB3's buffer is refused when built"
+    ),
+    ("MaskablePPO", "rollout_buffer_class=RolloutBuffer"): Difference(
+        ("init", ValueError), "MaskablePPO refuses SB3's buffer at its first rollout (AssertionError), MaskableGPG when built"
+    ),
+    **{
+        (anchor, scenario): Difference((step, error), LSTM_SETTINGS)
+        for anchor in ("PPO", "MaskablePPO")
+        for scenario, step, error in (
+            ("shared_lstm=True", "init", PPOSettingError),
+            ("shared_lstm=True, share_features_extractor=False", "init", PPOSettingError),
+            ("shared_lstm=True, enable_critic_lstm=False", "ok", None),
+            ("enable_critic_lstm=False", "ok", None),
+        )
+    },
+    **{
+        (anchor, "default gae_lambda"): Difference(
+            1.0, "GPG's advantages are returns minus group baselines (lambda 1); a lower lambda is GAE over the baselines"
+        )
+        for anchor in ANCHORS
+    },
+    **{
+        (anchor, "default vf_coef"): Difference(None, "no value loss: a vf_coef that is set is named in GPG's warning")
+        for anchor in ANCHORS
+    },
+    **{
+        (anchor, "load the anchor's file"): Difference(
+            ("load", ValueError), "a GPG policy has no critic, so an anchor's weights do not fit it: GPG's load says so"
+        )
+        for anchor in ANCHORS
+    },
+}
+
+# Settings a PPO user may pass, accepted or refused: name -> constructor arguments (a "policy" entry replaces the alias)
+SETTINGS: dict[str, dict[str, Any]] = {
+    "defaults": {},
+    "clip_range_vf=0.2": dict(clip_range_vf=0.2),
+    "clip_range_vf=schedule": dict(clip_range_vf=lambda progress: 0.2 * progress),
+    "clip_range_vf=-0.2": dict(clip_range_vf=-0.2),
+    "clip_range_vf=0": dict(clip_range_vf=0),
+    "clip_range_vf='0.2'": dict(clip_range_vf="0.2"),
+    "gae_lambda, vf_coef": dict(gae_lambda=0.9, vf_coef=0.4),
+    "batch_size=1": dict(batch_size=1),
+    "n_steps=1": dict(n_steps=1, batch_size=2),
+    "n_steps=1, normalize_advantage=False": dict(n_steps=1, batch_size=1, normalize_advantage=False),
+    "net_arch with vf": dict(policy_kwargs=dict(net_arch=dict(pi=[16], vf=[32]))),
+    "net_arch=[dict(pi, vf)]": dict(policy_kwargs=dict(net_arch=[dict(pi=[16], vf=[32])])),
+    "share_features_extractor=False": dict(policy_kwargs=dict(share_features_extractor=False)),
+    "shared_lstm=True": dict(policy_kwargs=dict(shared_lstm=True)),
+    "shared_lstm=True, enable_critic_lstm=False": dict(policy_kwargs=dict(shared_lstm=True, enable_critic_lstm=False)),
+    "shared_lstm=True, share_features_extractor=False": dict(
+        policy_kwargs=dict(shared_lstm=True, enable_critic_lstm=False, share_features_extractor=False)
+    ),
+    "enable_critic_lstm=False": dict(policy_kwargs=dict(enable_critic_lstm=False)),
+    "use_sde=True": dict(use_sde=True),
+    "target_kl=0.01": dict(target_kl=0.01),
+    "policy=ActorCriticPolicy": dict(policy=ActorCriticPolicy),
+    "rollout_buffer_class=RolloutBuffer": dict(rollout_buffer_class=RolloutBuffer),
+}
+
+ACTION_SPACES = {
+    "Box": spaces.Box(-1, 1, (2,), np.float32),
+    "Discrete": spaces.Discrete(3),
+    "MultiDiscrete": spaces.MultiDiscrete([2, 3]),
+    "MultiBinary": spaces.MultiBinary(3),
+}
+IMAGE = spaces.Box(0, 255, (36, 36, 1), np.uint8)  # channel last, which SB3 transposes; NatureCNN's smallest size
+OBSERVATION_SPACES = {
+    "Box": spaces.Box(-1, 1, (3,), np.float32),
+    "Discrete": spaces.Discrete(4),
+    "image": IMAGE,
+    "Dict": spaces.Dict({"image": IMAGE, "vector": spaces.Box(-1, 1, (2,), np.float32)}),
+}
+# Every observation space with discrete actions, every action space with vector observations
+SPACES = [(observations, "Discrete") for observations in OBSERVATION_SPACES] + [
+    ("Box", actions) for actions in ACTION_SPACES if actions != "Discrete"
+]
+# The action spaces an anchor fails on, and its counterpart alike: MaskablePPO refuses continuous actions; RecurrentPPO's
+# update fails on MultiBinary actions (sb3-contrib's recurrent buffer returns them as int8, which log_prob cannot take)
+UNSUPPORTED = {("MaskablePPO", "Box"), ("RecurrentPPO", "MultiBinary")}
+N_STEPS, EP_LENGTH = 16, 8
+
+
+def is_image(space: spaces.Space) -> bool:
+    return isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3
+
+
+def mask_sizes(action_space: spaces.Space) -> list[int]:
+    """:return: the number of choices of each sub-action, in sb3-contrib's mask layout"""
+    if isinstance(action_space, spaces.Discrete):
+        return [int(action_space.n)]
+    if isinstance(action_space, spaces.MultiDiscrete):
+        return [int(n) for n in action_space.nvec]
+    return [2] * int(action_space.n)
+
+
+class SpacesEnv(gym.Env):
+    """
+    Random observations of any space, episodes of EP_LENGTH steps, a reward from the action, and action masks that
+    forbid the last choice of every sub-action.
+
+    :param observations: the name of the observation space in OBSERVATION_SPACES
+    :param actions: the name of the action space in ACTION_SPACES
+    """
+
+    def __init__(self, observations: str = "Box", actions: str = "Discrete"):
+        self.observation_space, self.action_space = OBSERVATION_SPACES[observations], ACTION_SPACES[actions]
+        self.steps = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        super().reset(seed=seed)
+        if seed is not None:
+            self.observation_space.seed(seed)
+        self.steps = 0
+        return self.observation_space.sample(), {}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        self.steps += 1
+        return self.observation_space.sample(), float(np.ravel(action)[0]), False, self.steps >= EP_LENGTH, {}
+
+    def action_masks(self) -> np.ndarray:
+        return np.concatenate([np.arange(size) < size - 1 for size in mask_sizes(self.action_space)])
+
+
+def takes_masked_choice(actions: np.ndarray, action_space: spaces.Space) -> bool:
+    """:return: whether some action takes the last choice of a sub-action, which SpacesEnv's masks forbid"""
+    sizes = mask_sizes(action_space)
+    return bool((np.asarray(actions).reshape(-1, len(sizes)) == np.array(sizes) - 1).any())
+
+
+def make_env(observations: str = "Box", actions: str = "Discrete") -> DummyVecEnv:
+    return DummyVecEnv([lambda: SpacesEnv(observations, actions)] * 2)
+
+
+def make_model(pair: Pair, algorithm: type[OnPolicyAlgorithm], env: gym.Env | DummyVecEnv, **kwargs: Any) -> OnPolicyAlgorithm:
+    """
+    :return: a small seeded model of the algorithm, with the pair's policy for the env's observations; ``kwargs`` (a
+        scenario's arguments) override the common ones
+    """
+    policy_kwargs: dict[str, Any] = dict(net_arch=[16])
+    policy = kwargs.pop("policy", pair.policy(env.observation_space))
+    if isinstance(policy, str) and pair.recurrent:
+        policy_kwargs["lstm_hidden_size"] = 8
+    if is_image(env.observation_space):
+        policy_kwargs["features_extractor_kwargs"] = dict(features_dim=16)
+    elif isinstance(env.observation_space, spaces.Dict):
+        policy_kwargs["features_extractor_kwargs"] = dict(cnn_output_dim=16)
+    policy_kwargs |= kwargs.pop("policy_kwargs", {})
+    return algorithm(
+        policy, env, policy_kwargs=policy_kwargs, **{**dict(n_steps=N_STEPS, batch_size=16, n_epochs=1, seed=0), **kwargs}
+    )
+
+
+class Steps:
+    """The step a scenario is at, so that an exception is traced to it: ``init`` until the scenario names another."""
+
+    def __init__(self) -> None:
+        self.current = "init"
+
+    def __call__(self, name: str) -> None:
+        self.current = name
+
+
+Scenario = Callable[[type[OnPolicyAlgorithm], Steps], Any]
+
+
+def run(scenario: Scenario, algorithm: type[OnPolicyAlgorithm]) -> tuple[Outcome, Any]:
+    """:return: how the scenario ended with the algorithm, and what it returned (None if it raised)"""
+    steps = Steps()
+    try:
+        return Outcome("ok"), scenario(algorithm, steps)
+    except Exception as error:
+        # Raised by the scenario's own code, save a constructor refusing an argument: a mistake of the test
+        if traceback.extract_tb(error.__traceback__)[-1].filename == __file__ and "unexpected keyword" not in str(error):
+            raise
+        return Outcome(steps.current, error), None
+
+
+def alike(anchor: Outcome, gpg: Outcome) -> bool:
+    """:return: whether both ended at the same step, GPG with the anchor's exception type where the anchor raised"""
+    return anchor.step == gpg.step and (
+        gpg.error is None if anchor.error is None else isinstance(gpg.error, type(anchor.error))
+    )
+
+
+def run_pair(pair: Pair, name: str, scenario: Scenario) -> tuple[Any, Any]:
+    """
+    Run the scenario with both classes of the pair, and check that they end alike, or as ``DIFFERENCES`` says.
+
+    :param name: the scenario's name in ``DIFFERENCES``
+    :return: what the scenario returned with the anchor and with GPG (None where it raised)
+    """
+    (anchor, anchor_result), (gpg, gpg_result) = run(scenario, pair.anchor), run(scenario, pair.gpg)
+    ends = f"{name!r}: {pair.name} ended {anchor}, {pair.gpg.__name__} {gpg}"
+    difference = DIFFERENCES.get((pair.name, name))
+    if difference is None:
+        assert alike(anchor, gpg), ends
+    else:
+        step, error = difference.gpg
+        assert alike(Outcome(step, error and error()), gpg), ends
+        assert not alike(anchor, gpg), f"{ends}: alike, so DIFFERENCES should not list it"
+    return anchor_result, gpg_result
+
+
+def signature(value: Any) -> Any:
+    """:return: the shapes and dtypes of the arrays in a (nested) value, and the types of the other values"""
+    if isinstance(value, (tuple, list)):
+        return tuple(signature(item) for item in value)
+    if isinstance(value, dict):
+        return {key: signature(item) for key, item in value.items()}
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.shape, str(value.dtype)
+    return type(value).__name__
+
+
+def channel_first(observation: Any) -> Any:
+    """:return: the observation with its images put channel first"""
+    if isinstance(observation, dict):
+        return {key: channel_first(item) for key, item in observation.items()}
+    return np.moveaxis(observation, -1, -3) if np.ndim(observation) >= 3 else observation
+
+
+def learned(
+    pair: Pair, algorithm: type[OnPolicyAlgorithm], env: DummyVecEnv, steps: Steps, **kwargs: Any
+) -> OnPolicyAlgorithm:
+    """:return: a model of the algorithm (see ``make_model``) after one rollout"""
+    model = make_model(pair, algorithm, env, **kwargs)
+    steps("learn")
+    return model.learn(model.n_steps * model.n_envs)
+
+
+@pytest.fixture(params=PAIRS, ids=ANCHORS)
+def pair(request) -> Pair:
+    return request.param
+
+
+def test_differences_name_scenarios():
+    scenarios = {*SETTINGS, "load the anchor's file"}
+    assert all(name in scenarios or name.startswith("default ") for _, name in DIFFERENCES)
+    assert {anchor for anchor, _ in DIFFERENCES} <= set(ANCHORS)
+
+
+def test_constructor_arguments(pair):
+    """GPG takes the anchor's arguments in the anchor's order, then its own; the defaults differ as DIFFERENCES says."""
+    anchor, gpg = (inspect.signature(algorithm).parameters for algorithm in pair)
+    assert list(gpg)[: len(anchor) - 1] == list(anchor)[:-1] and list(gpg)[-1] == list(anchor)[-1] == "_init_setup_model"
+    for name, parameter in anchor.items():
+        difference = DIFFERENCES.get((pair.name, f"default {name}"))
+        assert gpg[name].default == (parameter.default if difference is None else difference.gpg), name
+        assert difference is None or parameter.default != difference.gpg, f"{name}: alike, so DIFFERENCES should not list it"
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_settings_accepted_or_refused_alike(pair, setting):
+    def scenario(algorithm, steps):
+        model = make_model(pair, algorithm, SpacesEnv(), **SETTINGS[setting])
+        steps("learn")
+        return model.learn(2 * model.n_steps).num_timesteps  # two rollouts: the second meets what the first update did
+
+    anchor, gpg = run_pair(pair, setting, scenario)
+    assert setting != "defaults" or gpg == anchor == 2 * N_STEPS
+
+
+@pytest.mark.parametrize(
+    "algorithm, kwargs, message",
+    [
+        (GPG, dict(clip_range_vf=-0.2), r"clip_range_vf=-0.2: PPO refuses .* Pass a positive value, or None"),
+        (MaskableGPG, dict(clip_range_vf="0.2"), "neither a number nor a schedule"),
+        (RecurrentGPG, dict(policy_kwargs=dict(shared_lstm=True)), "Add enable_critic_lstm=False, or remove shared_lstm"),
+        (
+            RecurrentGPG,
+            dict(policy_kwargs=dict(shared_lstm=True, enable_critic_lstm=False, share_features_extractor=False)),
+            "when the features extractor is not shared.* Remove one of the two",
+        ),
+        (GPG, dict(n_steps=1, batch_size=1, normalize_advantage=False), "a one-sample rollout has no group"),
+    ],
+)
+def test_refusals_say_what_to_do(algorithm, kwargs, message):
+    policy = "MlpLstmPolicy" if algorithm is RecurrentGPG else "MlpPolicy"
+    with pytest.raises(ValueError, match=message):
+        algorithm(policy, SpacesEnv(), **kwargs)
+
+
+@pytest.mark.parametrize("observations, actions", SPACES)
+def test_spaces_and_predict(pair, observations, actions):
+    def scenario(algorithm, steps):
+        env = make_env(observations, actions)
+        model = learned(pair, algorithm, env, steps)
+        steps("predict")
+        single, _ = SpacesEnv(observations, actions).reset(seed=1)
+        vectorised = env.reset()
+        cases: dict[str, tuple[Any, dict[str, Any]]] = {"single": (single, {}), "vectorised": (vectorised, {})}
+        if observations in ("image", "Dict"):
+            cases["single, channel first"] = (channel_first(single), {})
+            cases["vectorised, channel first"] = (channel_first(vectorised), {})
+        if pair.maskable:
+            masks = np.stack(env.env_method("action_masks"))
+            cases["single, masks"] = (single, dict(action_masks=masks[0]))
+            cases["vectorised, masks"] = (vectorised, dict(action_masks=masks))
+            draws = np.stack([model.predict(vectorised, action_masks=masks)[0] for _ in range(10)])
+            assert not takes_masked_choice(draws, model.action_space)
+        results = {name: model.predict(obs, deterministic=True, **kwargs) for name, (obs, kwargs) in cases.items()}
+        state = results["vectorised"][1]
+        results["state, episode_start"] = model.predict(vectorised, state=state, episode_start=np.array([True, False]))
+        return {name: signature(result) for name, result in results.items()}
+
+    anchor, gpg = run_pair(pair, f"{observations} observations, {actions} actions", scenario)
+    assert anchor == gpg and (gpg is not None or (pair.name, actions) in UNSUPPORTED)
+
+
+@pytest.mark.parametrize("observations", ["Box", "image"])
+def test_evaluate_policy(pair, observations):
+    def scenario(algorithm, steps):
+        env = make_env(observations)
+        model = learned(pair, algorithm, env, steps)
+        results = {}
+        for evaluate in pair.evaluations():
+            steps(evaluate.__module__)
+            # A single env, not vectorised, channel last: as a user passes it
+            mean, std = evaluate(model, SpacesEnv(observations), n_eval_episodes=2, warn=False)
+            rewards, lengths = evaluate(model, env, n_eval_episodes=4, return_episode_rewards=True, warn=False)
+            results[evaluate.__module__] = signature((mean, std)), len(rewards), lengths
+        return results
+
+    anchor, gpg = run_pair(pair, f"evaluate_policy, {observations} observations", scenario)
+    assert gpg is not None and anchor == gpg
+
+
+def test_maskable_evaluation_of_channel_last_images():
+    """Issue #35: MaskableGPG.predict checked the masks against the image before SB3's policy put it channel first."""
+
+    def scenario(algorithm, steps):
+        env = ActionMasker(FakeImageEnv(screen_height=36, screen_width=36), lambda env: np.arange(6) > 0)
+        model = learned(PAIRS[1], algorithm, env, steps)
+        steps("evaluate")
+        return maskable_evaluate_policy(model, env, n_eval_episodes=1, warn=False)
+
+    anchor, gpg = run_pair(PAIRS[1], "masked channel-last images", scenario)
+    assert gpg is not None and signature(anchor) == signature(gpg)
+
+
+@pytest.mark.parametrize(
+    "name, use_masking, learns, refused",
+    [
+        ("learn without masks", True, True, True),
+        ("evaluate without masks", True, False, True),
+        ("use_masking=False", False, True, False),
+    ],
+)
+def test_masking_switch(name, use_masking, learns, refused):
+    def scenario(algorithm, steps):
+        env = IdentityEnv(3)  # no action_masks()
+        model = make_model(PAIRS[1], algorithm, env)
+        if learns:
+            steps("learn")
+            model.learn(N_STEPS, use_masking=use_masking)
+        steps("evaluate")
+        return maskable_evaluate_policy(model, env, n_eval_episodes=1, warn=False, use_masking=use_masking)
+
+    _, gpg = run_pair(PAIRS[1], name, scenario)
+    assert (gpg is None) == refused
+
+
+def test_save_load(pair, tmp_path):
+    def scenario(algorithm, steps):
+        env = make_env()
+        model = learned(pair, algorithm, env, steps)
+        steps("save")
+        path = tmp_path / f"{algorithm.__name__}.zip"
+        model.save(path)
+        steps("load")
+        loaded = algorithm.load(path, env=env)
+        obs = env.reset()
+        same = np.array_equal(model.predict(obs, deterministic=True)[0], loaded.predict(obs, deterministic=True)[0])
+        steps("learn after load")
+        loaded.learn(N_STEPS * env.num_envs, reset_num_timesteps=False)
+        return same, loaded.num_timesteps, signature(algorithm.load(path).predict(obs))
+
+    anchor, gpg = run_pair(pair, "save and load", scenario)
+    assert anchor == gpg and gpg[0]
+
+
+def test_load_the_anchor_file(pair, tmp_path):
+    path = tmp_path / "anchor.zip"
+    make_model(pair, pair.anchor, make_env()).save(path)
+
+    def scenario(algorithm, steps):
+        steps("load")
+        return algorithm.load(path)
+
+    run_pair(pair, "load the anchor's file", scenario)
+
+
+def test_callbacks(pair, tmp_path):
+    def scenario(algorithm, steps):
+        folder = tmp_path / algorithm.__name__
+        evaluation = (MaskableEvalCallback if pair.maskable else EvalCallback)(
+            make_env(), eval_freq=N_STEPS // 2, n_eval_episodes=2, log_path=folder, best_model_save_path=folder, warn=False
+        )
+        checkpoints = CheckpointCallback(N_STEPS // 2, folder / "checkpoints")
+        model = make_model(pair, algorithm, make_env(), n_steps=N_STEPS // 2)
+        steps("learn")
+        model.learn(2 * N_STEPS, callback=CallbackList([evaluation, checkpoints]))
+        steps("load the best model")
+        algorithm.load(folder / "best_model.zip")
+        logged = np.load(folder / "evaluations.npz")
+        files = sorted(str(Path(path).relative_to(folder)) for path in folder.rglob("*"))
+        return files, logged["timesteps"].tolist(), logged["results"].shape, evaluation.n_calls, checkpoints.n_calls
+
+    anchor, gpg = run_pair(pair, "callbacks", scenario)
+    assert gpg is not None and anchor == gpg
+
+
+def test_vec_normalize(pair, tmp_path):
+    def scenario(algorithm, steps):
+        folder = tmp_path / algorithm.__name__
+        env = VecNormalize(make_env(), gamma=0.9)
+        model = learned(pair, algorithm, env, steps)
+        steps("save")
+        model.save(folder / "model.zip")
+        env.save(folder / "vec_normalize.pkl")
+        steps("load")
+        eval_env = VecNormalize.load(str(folder / "vec_normalize.pkl"), make_env())
+        eval_env.training, eval_env.norm_reward = False, False
+        loaded = algorithm.load(folder / "model.zip", env=eval_env)
+        steps("evaluate")
+        evaluate = pair.evaluations()[-1]
+        _, lengths = evaluate(loaded, eval_env, n_eval_episodes=2, return_episode_rewards=True, warn=False)
+        return env.obs_rms.count, env.ret_rms.count, eval_env.obs_rms.count, lengths
+
+    anchor, gpg = run_pair(pair, "VecNormalize", scenario)
+    assert gpg is not None and anchor == gpg
