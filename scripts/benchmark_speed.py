@@ -74,7 +74,8 @@ def make_model(algo: str, env_id: str, n_envs: int, binning: str, vec_env: str, 
     env = make_env(env_id, n_envs, seed, vec_env)
     kwargs = dict(n_steps=n_steps, batch_size=max(n_steps * n_envs // 4, 2), n_epochs=n_epochs, seed=seed, device="cpu")
     if algo == "gpg":
-        return GPG("MlpPolicy", env, binning=binning, bin_size=0.5, **kwargs)
+        binning, _, baseline = binning.partition("+")  # e.g. time+knn: time bins, fitted knn baseline
+        return GPG("MlpPolicy", env, binning=binning, bin_size=0.5, baseline=baseline or "bins", **kwargs)
     return PPO("MlpPolicy", env, **kwargs)
 
 
@@ -165,7 +166,7 @@ def peak_memory(*config: Any) -> dict[str, float]:
 
 
 def benchmark(env_id: str, n_envs: int, binning: str, vec_env: str, args: argparse.Namespace) -> dict:
-    n_steps = N_STEPS.get(env_id, args.n_steps)
+    n_steps = args.n_steps or N_STEPS.get(env_id, 128)
     models = {
         algo: make_model(algo, env_id, n_envs, binning, vec_env, n_steps, args.n_epochs, args.seed) for algo in ("gpg", "ppo")
     }
@@ -207,7 +208,8 @@ def parse_config(config: str) -> tuple[str, int, str, str]:
 def profile(config: str, args: argparse.Namespace, top: int = 25) -> str:
     """cProfile of ``args.repeats`` GPG iterations after a warm-up: the functions with the most own time, and the total."""
     env_id, n_envs, binning, vec_env = parse_config(config)
-    model = make_model("gpg", env_id, n_envs, binning, vec_env, N_STEPS.get(env_id, args.n_steps), args.n_epochs, args.seed)
+    n_steps = args.n_steps or N_STEPS.get(env_id, 128)
+    model = make_model("gpg", env_id, n_envs, binning, vec_env, n_steps, args.n_epochs, args.seed)
     model.learn(model.n_steps * model.n_envs)
     profiler = cProfile.Profile()
     profiler.enable()
@@ -286,7 +288,7 @@ def main() -> None:
         metavar="ENV:N_ENVS:BINNING:VEC_ENV",
         help="profile GPG's iterations on one configuration (cProfile, after a warm-up) and print where the time goes",
     )
-    parser.add_argument("--n-steps", type=int, default=128, help="steps per env per rollout (HalfCheetah: 256)")
+    parser.add_argument("--n-steps", type=int, default=None, help="steps per env per rollout (default 128; HalfCheetah 256)")
     parser.add_argument("--n-epochs", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=7, help="measured iterations per algorithm")
     parser.add_argument("--peak-iterations", type=int, default=2, help="iterations in the memory subprocess (0: skip)")

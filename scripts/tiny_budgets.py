@@ -79,8 +79,8 @@ TASKS = {
         evaluate=maskable_evaluate_policy,
     ),
 }
-# GPG's options tried on top of the test's settings (None: the anchor itself), and a short discount: the identity
-# tasks reward each action at once, and only the discrete tests set gamma=0.4
+# GPG's options tried on top of the test's settings (None: the anchor itself), the state-aware estimator's, and a short
+# discount: the identity tasks reward each action at once, and only the discrete tests set gamma=0.4
 SETTINGS: dict[str, dict[str, Any] | None] = {
     "anchor": None,
     "defaults": {},
@@ -88,6 +88,9 @@ SETTINGS: dict[str, dict[str, Any] | None] = {
     "binning=rollout_step": dict(binning="rollout_step"),
     "leave_one_out": dict(leave_one_out=True),
     "leave_one_out, min_bin_count=2": dict(leave_one_out=True, min_bin_count=2),
+    "baseline=linear": dict(baseline="linear"),
+    "baseline=knn": dict(baseline="knn"),
+    "gae_lambda=0.95": dict(gae_lambda=0.95),
     "gamma=0.4": dict(gamma=0.4),
     "gamma=0.4, binning=universal": dict(gamma=0.4, binning="universal"),
 }

@@ -255,8 +255,11 @@ def test_ppo_snippet_runs_with_gpg_and_warns_once():
         model = GPG("MlpPolicy", "CartPole-v1", **ppo_kwargs).learn(128)
     ignored = [w for w in caught if "GPG has no critic" in str(w.message)]
     assert len(ignored) == 1
-    for name in ("gae_lambda=0.98", "vf_coef=0.5", "clip_range_vf=0.2", "net_arch['vf']", "share_features_extractor"):
+    for name in ("vf_coef=0.5", "clip_range_vf=0.2", "net_arch['vf']", "share_features_extractor"):
         assert name in str(ignored[0].message)
+    # GAE's lambda is GPG's too (over the group baselines): used, not ignored
+    assert "gae_lambda" not in str(ignored[0].message)
+    assert model.gae_lambda == model.rollout_buffer.gae_lambda == 0.98
     assert model.policy.net_arch == [32, 32]
 
 
@@ -340,7 +343,7 @@ class CountingEnv(gym.Wrapper):
         (dict(advantage_scale="std"), "advantage_scale must be one of"),
         (dict(batch_size=1), "batch_size must be greater than 1"),
         (dict(n_steps=1, batch_size=2), "n_steps \\* n_envs must be greater than 1"),
-        (dict(rollout_buffer_kwargs=dict(binning="time")), "Pass binning to GPG directly"),
+        (dict(rollout_buffer_kwargs=dict(binning="time")), "Pass binning to the algorithm directly"),
         (dict(rollout_buffer_class=GroupRolloutBuffer.__mro__[1]), "GPG computes its advantages in a GroupRolloutBuffer"),
     ],
 )

@@ -71,16 +71,17 @@ def check_saved_policy(
     )
 
 
-def check_policy_class(algorithm: str, policy_class: type, policy_base: type) -> None:
+def check_policy_class(algorithm: str, policy_class: type, policy_base: type, aliases: list[str]) -> None:
     """
     :param algorithm: the name of the algorithm given the policy
     :param policy_class: the policy class it was given
     :param policy_base: the policy class that algorithm needs
+    :param aliases: the names of the algorithm's policies (its ``policy_aliases``)
     :raises ValueError: naming the policies to use, when ``policy_class`` is not a ``policy_base``
     """
     if not issubclass(policy_class, policy_base):
         raise ValueError(
             f"{algorithm} needs an actor-only policy ({policy_base.__module__}.{policy_base.__name__}), got "
-            f"{policy_class.__name__}: use 'MlpPolicy', 'CnnPolicy' or 'MultiInputPolicy', or subclass "
+            f"{policy_class.__name__}: use {' or '.join(repr(alias) for alias in aliases)}, or subclass "
             f"{policy_base.__name__} for a custom network."
         )

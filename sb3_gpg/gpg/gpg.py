@@ -176,7 +176,7 @@ class GPG(OnPolicyAlgorithm):
 
     def _setup_model(self) -> None:
         name = type(self).__name__
-        check_policy_class(name, self.policy_class, self.policy_base)
+        check_policy_class(name, self.policy_class, self.policy_base, list(self.policy_aliases))
         self.rollout_buffer_class = group_buffer_class(
             name, self.rollout_buffer_class, self.rollout_buffer_classes, self.observation_space
         )

@@ -24,6 +24,7 @@ from sb3_gpg.zoo.registry import (
     convert_gpg_params,
     register_gpg,
     sample_gpg_params,
+    searched_baselines,
     searched_binnings,
 )
 
@@ -46,6 +47,7 @@ __all__ = [
     "register_gpg",
     "run",
     "sample_gpg_params",
+    "searched_baselines",
     "searched_binnings",
 ]
 

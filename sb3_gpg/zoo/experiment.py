@@ -17,7 +17,14 @@ from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor
 
 from sb3_gpg.common.envpool import make_envpool_env
-from sb3_gpg.zoo.registry import GPG_ALGOS, ZooError, check_gpg_hyperparams, sample_gpg_params, searched_binnings
+from sb3_gpg.zoo.registry import (
+    GPG_ALGOS,
+    ZooError,
+    check_gpg_hyperparams,
+    sample_gpg_params,
+    searched_baselines,
+    searched_binnings,
+)
 
 
 def init_storage(storage: str, attempts: int = 10) -> None:
@@ -101,9 +108,9 @@ class ZooExperimentManager(ExperimentManager):
                 init_storage(self.storage)
             # rl_zoo3's objective gives the sampler no observation space: this study's is bound to the env's
             env = self.create_envs(1, no_log=True)
-            binnings = searched_binnings(env.observation_space)
+            binnings, baselines = searched_binnings(env.observation_space), searched_baselines(env.observation_space)
             env.close()
-            HYPERPARAMS_SAMPLER[self.algo] = functools.partial(sample_gpg_params, binnings=binnings)
+            HYPERPARAMS_SAMPLER[self.algo] = functools.partial(sample_gpg_params, binnings=binnings, baselines=baselines)
         super().hyperparameters_optimization()
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from gymnasium import spaces
 from torch import nn
 
+from sb3_gpg.common.fitted_baselines import BASELINES
 from sb3_gpg.common.group_options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.common.rollout_keys import has_image_space
 from sb3_gpg.gpg.gpg import GPG
@@ -70,12 +71,26 @@ def searched_binnings(observation_space: spaces.Space) -> tuple[str, ...]:
     return ("time", "universal") if has_image_space(observation_space) else SEARCHED_BINNINGS
 
 
+def searched_baselines(observation_space: spaces.Space) -> tuple[str, ...]:
+    """
+    :param observation_space: the observation space of the env the search trains on
+    :return: the baselines the search tries: the fitted ones read observations, which images give no features for
+    """
+    return ("bins",) if has_image_space(observation_space) else BASELINES
+
+
 def sample_gpg_params(
-    trial: Any, n_actions: int, n_envs: int, additional_args: dict, binnings: Sequence[str] = SEARCHED_BINNINGS
+    trial: Any,
+    n_actions: int,
+    n_envs: int,
+    additional_args: dict,
+    binnings: Sequence[str] = SEARCHED_BINNINGS,
+    baselines: Sequence[str] = BASELINES,
 ) -> dict[str, Any]:
     """
     Optuna sampler for GPG: learning rate, n_steps, batch_size, n_epochs, gamma, clip_range, ent_coef, max_grad_norm,
-    binning, bin_size, leave_one_out and network size. Every combination is valid: ``batch_size`` is capped at
+    binning, bin_size, leave_one_out, baseline (bins or fitted; their arguments keep their defaults), gae_lambda and
+    network size. Every combination is valid: ``batch_size`` is capped at
     ``n_steps`` (so it fits the rollout of any number of envs and divides it), and ``bin_size`` is only sampled for
     spatial binnings.
 
@@ -84,6 +99,7 @@ def sample_gpg_params(
     :param n_envs: number of envs (unused: every sampled batch size fits one env's rollout)
     :param additional_args: RL Zoo's extra arguments (unused)
     :param binnings: the binnings to choose from (see ``searched_binnings``)
+    :param baselines: the baselines to choose from (see ``searched_baselines``)
     :return: GPG keyword arguments
     """
     binning = trial.suggest_categorical("binning", list(binnings))
@@ -98,6 +114,8 @@ def sample_gpg_params(
         "max_grad_norm": trial.suggest_float("max_grad_norm", 0.3, 2.0),
         "binning": binning,
         "leave_one_out": trial.suggest_categorical("leave_one_out", [False, True]),
+        "baseline": trial.suggest_categorical("baseline", list(baselines)),
+        "gae_lambda": trial.suggest_categorical("gae_lambda", [0.9, 0.95, 0.98, 1.0]),
         "net_arch": trial.suggest_categorical("net_arch", list(NET_ARCHS)),
         "activation_fn": trial.suggest_categorical("activation_fn", list(ACTIVATIONS)),
     }
