@@ -18,6 +18,7 @@ import numpy as np
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from stable_baselines3.common.callbacks import EvalCallback
 from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecNormalize
 
@@ -33,6 +34,7 @@ MUJOCO = dict(n_steps=2048, n_epochs=10, n_minibatches=32, learning_rate=("const
               ent_coef=0.0, max_grad_norm=0.5, normalize=True)  # fmt: skip
 LUNAR = dict(n_steps=1024, n_epochs=4, batch_size=64, learning_rate=("const", 3e-4), gamma=0.999, clip_range=0.2,
              ent_coef=0.01, max_grad_norm=0.5)  # fmt: skip
+SETTINGS: dict[str, dict[str, Any]]
 SETTINGS = {"CartPole-v1": CLASSIC, "CliffWalking-v1": CLASSIC, "Acrobot-v1": CLASSIC, "LunarLander-v3": LUNAR,
             "HalfCheetah-v5": MUJOCO, "Hopper-v5": MUJOCO}  # fmt: skip
 # VecNormalize's settings for evaluation envs: frozen statistics (synced from the training envs), true rewards
@@ -107,7 +109,7 @@ def make_envs(
     if vec_env not in VEC_ENVS:
         raise ValueError(f"Unknown vec_env {vec_env!r}: choose one of {', '.join(VEC_ENVS)}.")
     if vec_env == "envpool":
-        envs: VecEnv = make_envpool_env(env, n_envs=n_envs, seed=seed, num_threads=num_threads, **(env_kwargs or {}))
+        envs: VecEnv = make_envpool_env(env, n_envs=n_envs, seed=seed, num_threads=num_threads, **(env_kwargs or {}))  # type: ignore[arg-type]  # an env id: EnvPool cannot take a function
     else:
         # SB3's make_vec_env asks for rgb_array rendering unless told otherwise, and LunarLander then adds a Box2D body
         # for every engine particle, which only render() ages and removes: each step gets slower as an episode goes on
@@ -152,6 +154,8 @@ class PeriodicEvaluation(EvalCallback):
     :param rows: the curve so far (a resumed run's): its last iteration is not evaluated again
     :param kwargs: EvalCallback's other arguments, e.g. ``n_eval_episodes``
     """
+
+    model: OnPolicyAlgorithm  # GPG or PPO: iterations are rollouts of n_steps per env
 
     def __init__(
         self,
@@ -293,7 +297,7 @@ def plot_panel(axis, rows: list[dict], algos: list[str], x_key: str) -> tuple[di
     seeds: dict[str, int] = {}
     means, lows = [], []
     for index, algo in enumerate(algos):
-        runs = defaultdict(dict)
+        runs: defaultdict[Any, dict] = defaultdict(dict)
         for row in rows:
             if row["algo"] == algo:
                 runs[row["seed"]][row[x_key]] = row["eval_mean"]

@@ -137,7 +137,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         self.explained_variance = float("nan")
         super().reset()
 
-    def add(self, obs, action, reward, episode_start, value, log_prob, **kwargs) -> None:  # type: ignore[override]
+    def add(self, obs, action, reward, episode_start, value, log_prob, **kwargs) -> None:
         """
         Add one step of every env; see ``RolloutBuffer.add``. Keyword arguments go to the next class in the MRO
         (``action_masks`` for the maskable buffers).
@@ -175,6 +175,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         last_dones = np.asarray(dones, dtype=bool).reshape(self.n_envs)
         self.returns[:], cut = discounted_returns(self.rewards, self.episode_starts, last_dones, self.gamma)
         ids = trajectory_ids(self.episode_starts)
+        bootstrap_stats: dict[str, float]
         values_at_cut, bootstrap_stats = np.zeros(self.n_envs), {}
         if self.truncated_returns == "bootstrap":
             completion, bootstrap_stats = self._values_at_cut(cut, ids, last_obs)
@@ -250,7 +251,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         """
         n_samples = len(times)
         if isinstance(observations, dict):  # the Box parts, flattened
-            boxes = [key for key, space in self.observation_space.spaces.items() if isinstance(space, spaces.Box)]
+            boxes = [key for key, space in self.observation_space.spaces.items() if isinstance(space, spaces.Box)]  # type: ignore[attr-defined]  # SB3 types it as a Space; dict observations come from a Dict space
             flat_obs = np.concatenate([observations[key].reshape(n_samples, -1) for key in boxes], axis=1, dtype=np.float64)
         else:
             flat_obs = observations.reshape(n_samples, -1)
@@ -355,7 +356,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         """
         if isinstance(self.observations, dict):
             return {
-                key: np.asarray(obs[key], dtype=array.dtype).reshape((self.n_envs, *self.obs_shape[key]))
+                key: np.asarray(obs[key], dtype=array.dtype).reshape((self.n_envs, *self.obs_shape[key]))  # type: ignore[misc]  # SB3's obs_shape: a tuple, or a dict of them (Dict spaces, as here)
                 for key, array in self.observations.items()
             }
         return np.asarray(obs, dtype=self.observations.dtype).reshape((self.n_envs, *self.obs_shape))
@@ -380,7 +381,7 @@ class GroupRolloutBuffer(BaseGroupRolloutBuffer):
         for start in range(0, n_samples, batch_size):
             yield type(shuffled)(*(_slice(field, start, start + batch_size) for field in shuffled))
 
-    def _get_samples(self, batch_inds: np.ndarray, env: VecNormalize | None = None):  # type: ignore[override]  # the Dict variant's samples too
+    def _get_samples(self, batch_inds: np.ndarray, env: VecNormalize | None = None):
         if self.loss_mask is not None:
             batch_inds = batch_inds[self.loss_mask[batch_inds]]
         return super()._get_samples(batch_inds, env)
@@ -395,7 +396,7 @@ def _slice(field: Any, start: int, stop: int) -> Any:
     return field[start:stop]
 
 
-class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):
+class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):  # type: ignore[misc]  # SB3 types each buffer's get for its own samples
     """
     ``GroupRolloutBuffer`` for Dict observation spaces (SB3's ``DictRolloutBuffer`` interface). Spatial and state
     binning use all keys' observations, flattened and concatenated in the space's key order; a binning callable
@@ -416,7 +417,7 @@ class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):
     :param advantage_scale: see ``BaseGroupRolloutBuffer``
     """
 
-    observations: dict[str, np.ndarray]  # type: ignore[assignment]
+    observations: dict[str, np.ndarray]
 
 
 def group_buffer_class(

@@ -66,8 +66,8 @@ def gymnasium_spaces(env_id: str, pool_observation_space: spaces.Space, pool_act
         observation_space.shape == pool_observation_space.shape
     )
     same_actions = type(action_space) is type(pool_action_space) and action_space.shape == pool_action_space.shape
-    if isinstance(action_space, spaces.Discrete):
-        same_actions = same_actions and action_space.n == pool_action_space.n  # type: ignore[attr-defined]
+    if isinstance(action_space, spaces.Discrete) and isinstance(pool_action_space, spaces.Discrete):
+        same_actions = same_actions and action_space.n == pool_action_space.n
     return (
         observation_space if same_observations else pool_observation_space,
         action_space if same_actions else pool_action_space,
@@ -144,7 +144,7 @@ class EnvPoolVecEnv(VecEnv):
     def _cast(self, obs: Any) -> Any:
         """Observations in the dtype of ``observation_space`` (EnvPool's may differ, e.g. int32 for Discrete)."""
         if isinstance(obs, dict):
-            return {key: np.asarray(value, dtype=self.observation_space[key].dtype) for key, value in obs.items()}
+            return {key: np.asarray(value, dtype=self.observation_space[key].dtype) for key, value in obs.items()}  # type: ignore[index]  # SB3's VecEnv types it as a Space; dict observations come from a Dict space
         return np.asarray(obs, dtype=self._obs_dtype)
 
     def reset(self) -> VecEnvObs:
@@ -152,7 +152,7 @@ class EnvPoolVecEnv(VecEnv):
             raise ValueError("EnvPool takes no reset options: set_options() cannot be used with EnvPoolVecEnv.")
         if self._seeds[0] is not None:
             self.pool.close()
-            self.pool = self._make_pool(self.num_envs, self._seeds[0])  # type: ignore[arg-type]
+            self.pool = self._make_pool(self.num_envs, self._seeds[0])
         obs, _ = self.pool.reset()
         self.reset_infos = [{} for _ in range(self.num_envs)]
         self.episode_returns[:] = 0.0
@@ -210,7 +210,7 @@ class EnvPoolVecEnv(VecEnv):
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """``render_mode`` (None) and ``spec`` (Gymnasium's, where registered); EnvPool's envs live in C++."""
-        count = len(self._get_indices(indices))
+        count = len(self._get_indices(indices))  # type: ignore[arg-type]  # SB3 types _get_indices as Iterable; it gives a range or a list
         if attr_name == "render_mode":
             return [None] * count
         if attr_name == "spec":
@@ -234,7 +234,7 @@ class EnvPoolVecEnv(VecEnv):
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
         """True for ``Monitor`` only: every env reports ``Monitor``'s episode statistics, and has no other wrapper."""
-        return [issubclass(Monitor, wrapper_class)] * len(self._get_indices(indices))
+        return [issubclass(Monitor, wrapper_class)] * len(self._get_indices(indices))  # type: ignore[arg-type]  # likewise
 
     def get_images(self) -> Sequence[np.ndarray | None]:
         raise NotImplementedError("EnvPoolVecEnv does not render: use make_vec_env to record videos or watch an agent.")

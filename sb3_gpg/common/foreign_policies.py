@@ -51,7 +51,7 @@ def check_saved_policy(
     """
     position = path.tell() if isinstance(path, io.BufferedIOBase) else None
     data, _, _ = load_from_zip_file(path, load_data=True, custom_objects=custom_objects, print_system_info=False)
-    if isinstance(path, io.BufferedIOBase):
+    if isinstance(path, io.BufferedIOBase) and position is not None:  # both or neither
         path.seek(position)
     policy_class = (data or {}).get("policy_class")
     if isinstance(policy_class, type) and issubclass(policy_class, policy_base):

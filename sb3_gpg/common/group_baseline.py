@@ -127,7 +127,7 @@ def group_baselines(
     baselines = returns.copy()
     scales = np.ones(n_samples, dtype=np.float64)
     if n_samples == 0:
-        stats = dict.fromkeys(("n_bins", "returns_per_bin", "own_trajectory_only_share"), 0.0)
+        stats: dict[str, float] = dict.fromkeys(("n_bins", "returns_per_bin", "own_trajectory_only_share"), 0.0)
         no_samples = {"fallback_share": 0.0, "no_baseline_share": 0.0, "own_baseline_share": 0.0}
         return GroupBaselines(baselines, scales, {**stats, **no_samples})
 
@@ -136,7 +136,7 @@ def group_baselines(
     # Samples with a baseline whose scale is still to find (at the baseline's level or a coarser one)
     unscaled = np.zeros(n_samples, dtype=bool)
     scale_fell_back = np.zeros(n_samples, dtype=bool)
-    stats: dict[str, float] = {}
+    stats = {}
     for level, keys in enumerate(level_keys):
         visits = first_visit_bins(keys, trajectory_ids, returns)
         count = visits.counts[visits.bins]
@@ -201,7 +201,7 @@ def group_bootstrap(
     """
     values, found = None, None
     for keys, query_keys in level_keys:
-        if values is None:
+        if values is None or found is None:  # both or neither: set together
             values, found = np.zeros(len(query_keys)), np.zeros(len(query_keys), dtype=bool)
         if len(keys) == 0:
             break

@@ -1,5 +1,6 @@
 import warnings
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 import torch as th
 from gymnasium import spaces
@@ -65,22 +66,38 @@ class ActorOnlyMixin:
     asked for. Put it before the actor-critic class in the bases.
     """
 
+    # What the mixin uses of the actor-critic policy it comes before in the bases (declared for the type checker)
+    features_dim: int
+    net_arch: list[int] | dict[str, list[int]]
+    activation_fn: type[nn.Module]
+    device: th.device
+    action_space: spaces.Space
+    mlp_extractor: MlpExtractor
+    value_net: nn.Linear
+    vf_features_extractor: BaseFeaturesExtractor
+    optimizer_class: type[th.optim.Optimizer]
+    optimizer_kwargs: dict[str, Any]
+    optimizer: th.optim.Optimizer
+    parameters: Callable[..., Iterator[nn.Parameter]]
+    # Its signature differs between SB3's and sb3-contrib's policies (action masks, LSTM states)
+    get_distribution: Callable[..., Any]
+
     def _build_mlp_extractor(self) -> None:
         self.mlp_extractor = ActorMlpExtractor(
-            self.features_dim,  # type: ignore[attr-defined]
-            net_arch=self.net_arch,  # type: ignore[attr-defined]
-            activation_fn=self.activation_fn,  # type: ignore[attr-defined]
-            device=self.device,  # type: ignore[attr-defined]
+            self.features_dim,
+            net_arch=cast(list[int], self.net_arch),  # actor_net_arch made it a list (each actor-only policy calls it)
+            activation_fn=self.activation_fn,
+            device=self.device,
         )
 
     def _build(self, lr_schedule: Schedule) -> None:
         with warnings.catch_warnings():
             # The actor-critic _build always adds a value head, here with no inputs (latent_dim_vf = 0)
             warnings.filterwarnings("ignore", message="Initializing zero-element tensors")
-            super()._build(lr_schedule)  # type: ignore[misc]
+            super()._build(lr_schedule)  # type: ignore[misc]  # a mixin: the next class in the MRO is the actor-critic policy
         # Drop the value head and the critic's alias of the features extractor, then build the optimizer without them
         del self.value_net, self.vf_features_extractor
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[attr-defined]
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]  # SB3 types optimizer_class as type[Optimizer], which takes no lr (SB3's _build ignores it too)
 
     @staticmethod
     def _zero_values(reference: th.Tensor) -> th.Tensor:
@@ -100,7 +117,7 @@ class ActorOnlyMixin:
         return actions, self._zero_values(log_prob), log_prob
 
     def sample_actions(
-        self, obs: th.Tensor, deterministic: bool = False, **distribution_kwargs
+        self, obs: PyTorchObs, deterministic: bool = False, **distribution_kwargs
     ) -> tuple[th.Tensor, th.Tensor]:
         """
         ``forward`` without the zeros in place of values, for GPG's rollout collection.
@@ -110,10 +127,10 @@ class ActorOnlyMixin:
         :param distribution_kwargs: see ``forward``
         :return: action and log probability of the action
         """
-        distribution = self.get_distribution(obs, **distribution_kwargs)  # type: ignore[attr-defined]
+        distribution = self.get_distribution(obs, **distribution_kwargs)
         actions = distribution.get_actions(deterministic=deterministic)
         log_prob = distribution.log_prob(actions)
-        return actions.reshape((-1, *self.action_space.shape)), log_prob  # type: ignore[attr-defined]
+        return actions.reshape((-1, *self.action_space.shape)), log_prob  # type: ignore[misc]  # gymnasium's Space.shape is optional
 
     def evaluate_actions(
         self, obs: PyTorchObs, actions: th.Tensor, **distribution_kwargs
@@ -125,7 +142,7 @@ class ActorOnlyMixin:
         :return: zeros in place of values (there is no critic), log likelihood of taking those actions
             and entropy of the action distribution
         """
-        distribution = self.get_distribution(obs, **distribution_kwargs)  # type: ignore[attr-defined]
+        distribution = self.get_distribution(obs, **distribution_kwargs)
         log_prob = distribution.log_prob(actions)
         return self._zero_values(log_prob), log_prob, distribution.entropy()
 
@@ -214,7 +231,7 @@ class ActorOnlyCnnPolicy(ActorOnlyPolicy):
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = NatureCNN, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
 
 
 class ActorOnlyMultiInputPolicy(ActorOnlyPolicy):
@@ -224,4 +241,4 @@ class ActorOnlyMultiInputPolicy(ActorOnlyPolicy):
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = CombinedExtractor, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)

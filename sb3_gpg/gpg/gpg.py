@@ -11,7 +11,7 @@ from stable_baselines3.common.buffers import RolloutBuffer
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.policies import BasePolicy
-from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
+from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, PyTorchObs, Schedule
 from stable_baselines3.common.utils import FloatSchedule, obs_as_tensor
 from stable_baselines3.common.vec_env import VecEnv
 
@@ -189,7 +189,11 @@ class GPG(OnPolicyAlgorithm):
         super()._maybe_recommend_cpu(mlp_class_name)
 
     def collect_rollouts(
-        self, env: VecEnv, callback: BaseCallback, rollout_buffer: RolloutBuffer, n_rollout_steps: int
+        self,
+        env: VecEnv,
+        callback: BaseCallback,
+        rollout_buffer: BaseGroupRolloutBuffer,  # type: ignore[override]  # SB3 types it as any RolloutBuffer; _setup_model makes it a group one
+        n_rollout_steps: int,
     ) -> bool:
         """
         Collect experiences using the current policy and fill a ``GroupRolloutBuffer``, then log the group's
@@ -219,9 +223,9 @@ class GPG(OnPolicyAlgorithm):
                 self.policy.reset_noise(env.num_envs)
 
             with th.no_grad():
-                obs_tensor = obs_as_tensor(self._last_obs, self.device)  # type: ignore[arg-type]
-                actions, log_probs, stored_with_step = self._sample_actions(obs_tensor, env)
-            actions = actions.cpu().numpy()
+                obs_tensor = obs_as_tensor(self._last_obs, self.device)  # type: ignore[arg-type]  # SB3's _last_obs is optional; asserted above
+                action_tensor, log_probs, stored_with_step = self._sample_actions(obs_tensor, env)
+            actions = action_tensor.cpu().numpy()
 
             clipped_actions = actions
             if isinstance(self.action_space, spaces.Box):
@@ -243,19 +247,19 @@ class GPG(OnPolicyAlgorithm):
                 actions = actions.reshape(-1, 1)
 
             rollout_buffer.add(
-                self._last_obs,  # type: ignore[arg-type]
+                self._last_obs,
                 actions,
                 rewards,
-                self._last_episode_starts,  # type: ignore[arg-type]
+                self._last_episode_starts,
                 no_values,
                 log_probs,
                 **stored_with_step,
             )
-            self._last_obs = new_obs  # type: ignore[assignment]
+            self._last_obs = new_obs  # type: ignore[assignment]  # SB3's VecEnvObs includes tuples, its _last_obs not
             self._last_episode_starts = dones
 
         rollout_buffer.compute_returns_and_advantage(last_values=no_values, dones=dones, last_obs=self._last_obs)
-        for key, value in rollout_buffer.group_stats.items():  # type: ignore[attr-defined]
+        for key, value in rollout_buffer.group_stats.items():
             self.logger.record(f"gpg/{key}", value)
         self._no_signal_check.record(rollout_buffer.group_stats, self)
 
@@ -265,7 +269,7 @@ class GPG(OnPolicyAlgorithm):
 
     # What MaskableGPG and RecurrentGPG change in the rollout and the update
 
-    def _sample_actions(self, obs_tensor: th.Tensor, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
+    def _sample_actions(self, obs_tensor: PyTorchObs, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
         """
         :return: the policy's actions at a rollout step, their log probabilities, and what the rollout buffer stores
             with the step besides SB3's fields (nothing for GPG; MaskableGPG's action masks, RecurrentGPG's LSTM states)
@@ -295,7 +299,7 @@ class GPG(OnPolicyAlgorithm):
         """
         self.policy.set_training_mode(True)
         self._update_learning_rate(self.policy.optimizer)
-        clip_range = self.clip_range(self._current_progress_remaining)  # type: ignore[operator]
+        clip_range = self.clip_range(self._current_progress_remaining)  # type: ignore[operator]  # a float or a schedule as given (SB3's PPO types it so); a schedule since _setup_model
 
         entropy_losses, pg_losses, clip_fractions = [], [], []
         continue_training = True
@@ -396,7 +400,7 @@ class GPG(OnPolicyAlgorithm):
         return GroupOptions(**{name: getattr(self, name) for name in GROUP_OPTION_NAMES})
 
     @classmethod
-    def load(  # type: ignore[override]  # SB3's load returns the base class; this returns the class loaded
+    def load(
         cls: type[SelfGPG],
         path: str | pathlib.Path | io.BufferedIOBase,
         env: GymEnv | None = None,

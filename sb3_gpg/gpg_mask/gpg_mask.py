@@ -7,7 +7,7 @@ from gymnasium import spaces
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
 from stable_baselines3.common.buffers import RolloutBuffer
 from stable_baselines3.common.policies import BasePolicy
-from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
+from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, PyTorchObs, Schedule
 from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg.common.binning import Binning
@@ -78,8 +78,8 @@ class MaskableGPG(GPG):
         "CnnPolicy": CnnPolicy,
         "MultiInputPolicy": MultiInputPolicy,
     }
-    policy: MaskableActorOnlyPolicy  # type: ignore[assignment]
-    rollout_buffer: MaskableGroupRolloutBuffer  # type: ignore[assignment]
+    policy: MaskableActorOnlyPolicy  # type: ignore[assignment]  # sb3-contrib's MaskableActorCriticPolicy is no ActorCriticPolicy
+    rollout_buffer: MaskableGroupRolloutBuffer
     policy_base: ClassVar[type[BasePolicy]] = MaskableActorOnlyPolicy
     rollout_buffer_classes = (MaskableGroupRolloutBuffer, MaskableGroupDictRolloutBuffer)
     supported_action_spaces = (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
@@ -122,7 +122,7 @@ class MaskableGPG(GPG):
         # Whether the current learn() call masks; MaskablePPO passes it down as an argument of collect_rollouts
         self._use_masking = True
         super().__init__(
-            policy,
+            policy,  # type: ignore[arg-type]  # sb3-contrib's MaskableActorCriticPolicy is no ActorCriticPolicy (policy_base is checked)
             env,
             learning_rate=learning_rate,
             n_steps=n_steps,
@@ -156,7 +156,7 @@ class MaskableGPG(GPG):
             _init_setup_model=_init_setup_model,
         )
 
-    def _sample_actions(self, obs_tensor: th.Tensor, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
+    def _sample_actions(self, obs_tensor: PyTorchObs, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
         """
         :return: actions within the env's action masks (checked; none under ``use_masking=False``), their log
             probabilities, and the masks, to be stored with the step
@@ -173,7 +173,7 @@ class MaskableGPG(GPG):
         )
         return log_prob, entropy
 
-    def predict(  # type: ignore[override]
+    def predict(
         self,
         observation: np.ndarray | dict[str, np.ndarray],
         state: tuple[np.ndarray, ...] | None = None,
@@ -194,7 +194,7 @@ class MaskableGPG(GPG):
         """
         return self.policy.predict(observation, state, episode_start, deterministic, action_masks=action_masks)
 
-    def learn(  # type: ignore[override]
+    def learn(  # type: ignore[override]  # MaskablePPO.learn's signature: use_masking before progress_bar
         self: SelfMaskableGPG,
         total_timesteps: int,
         callback: MaybeCallback = None,

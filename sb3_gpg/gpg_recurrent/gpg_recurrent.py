@@ -5,7 +5,7 @@ from typing import Any, ClassVar
 import torch as th
 from sb3_contrib.common.recurrent.type_aliases import RNNStates
 from stable_baselines3.common.policies import BasePolicy
-from stable_baselines3.common.type_aliases import GymEnv, Schedule
+from stable_baselines3.common.type_aliases import GymEnv, PyTorchObs, Schedule
 from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg.common.binning import Binning
@@ -74,8 +74,8 @@ class RecurrentGPG(GPG):
         "CnnLstmPolicy": CnnLstmPolicy,
         "MultiInputLstmPolicy": MultiInputLstmPolicy,
     }
-    policy: RecurrentActorOnlyPolicy  # type: ignore[assignment]
-    rollout_buffer: RecurrentGroupRolloutBuffer  # type: ignore[assignment]
+    policy: RecurrentActorOnlyPolicy  # type: ignore[assignment]  # builds on sb3-contrib's RecurrentActorCriticPolicy, not ActorOnlyPolicy
+    rollout_buffer: RecurrentGroupRolloutBuffer
     policy_base: ClassVar[type[BasePolicy]] = RecurrentActorOnlyPolicy
     rollout_buffer_classes = (RecurrentGroupRolloutBuffer, RecurrentGroupDictRolloutBuffer)
 
@@ -115,7 +115,7 @@ class RecurrentGPG(GPG):
         _init_setup_model: bool = True,
     ):
         super().__init__(
-            policy,
+            policy,  # type: ignore[arg-type]  # builds on sb3-contrib's RecurrentActorCriticPolicy (policy_base is checked)
             env,
             learning_rate=learning_rate,
             n_steps=n_steps,
@@ -164,7 +164,7 @@ class RecurrentGPG(GPG):
         self._no_critic_states = (zeros[..., :0], zeros[..., :0])
         self._last_lstm_states = RNNStates((zeros, zeros.clone()), self._no_critic_states)
 
-    def _sample_actions(self, obs_tensor: th.Tensor, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
+    def _sample_actions(self, obs_tensor: PyTorchObs, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
         """
         :return: the actions from the LSTM policy (its states reset where an episode starts), their log
             probabilities, and the LSTM states they started from, to be stored with the step; the new states are

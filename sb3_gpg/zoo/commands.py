@@ -144,7 +144,7 @@ def enjoy(argv: list[str]) -> None:
         def predict(self, *args: Any, action_masks: np.ndarray | None = None, **kwargs: Any) -> tuple[np.ndarray, Any]:
             if action_masks is None:
                 action_masks = get_action_masks(envs[-1])
-            return super().predict(*args, action_masks=action_masks, **kwargs)
+            return super().predict(*args, action_masks=action_masks, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before action_masks (mypy#6799)
 
     with (
         replaced(vars(zoo_enjoy), "create_test_env", create_and_keep_test_env),

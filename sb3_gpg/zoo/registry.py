@@ -22,7 +22,7 @@ from sb3_gpg.gpg_recurrent.gpg_recurrent import RecurrentGPG
 HYPERPARAMS_FOLDER = Path(__file__).parent.parent / "hyperparams"
 GPG_HYPERPARAMS = HYPERPARAMS_FOLDER / "gpg.yml"
 # --algo name -> the algorithm and its default hyperparameter file
-GPG_ALGOS = {
+GPG_ALGOS: dict[str, tuple[type[GPG], Path]] = {
     "gpg": (GPG, GPG_HYPERPARAMS),
     "gpg_mask": (MaskableGPG, HYPERPARAMS_FOLDER / "gpg_mask.yml"),
     "gpg_lstm": (RecurrentGPG, HYPERPARAMS_FOLDER / "gpg_lstm.yml"),

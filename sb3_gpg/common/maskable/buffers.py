@@ -3,7 +3,7 @@ from sb3_contrib.common.maskable.buffers import MaskableDictRolloutBuffer, Maska
 from sb3_gpg.common.buffers import GroupDictRolloutBuffer, GroupRolloutBuffer
 
 
-class MaskableGroupRolloutBuffer(GroupRolloutBuffer, MaskableRolloutBuffer):
+class MaskableGroupRolloutBuffer(GroupRolloutBuffer, MaskableRolloutBuffer):  # type: ignore[misc]  # sb3-contrib types add as add(*args, action_masks=...), and get for its own samples
     """
     ``GroupRolloutBuffer`` that also stores the action masks of every sample, as sb3-contrib's
     ``MaskableRolloutBuffer``: ``add(..., action_masks=...)``, and ``get`` yields ``MaskableRolloutBufferSamples``.
@@ -20,7 +20,7 @@ class MaskableGroupRolloutBuffer(GroupRolloutBuffer, MaskableRolloutBuffer):
     """
 
 
-class MaskableGroupDictRolloutBuffer(GroupDictRolloutBuffer, MaskableDictRolloutBuffer):
+class MaskableGroupDictRolloutBuffer(GroupDictRolloutBuffer, MaskableDictRolloutBuffer):  # type: ignore[misc]  # likewise
     """
     ``MaskableGroupRolloutBuffer`` for Dict observation spaces (``GroupDictRolloutBuffer`` with sb3-contrib's
     ``MaskableDictRolloutBuffer``). See ``MaskableGroupRolloutBuffer`` for the parameters.

@@ -12,7 +12,7 @@ from sb3_gpg.common.maskable.utils import check_action_masks
 from sb3_gpg.common.policies import ActorOnlyMixin, actor_net_arch
 
 
-class MaskableActorOnlyPolicy(ActorOnlyMixin, MaskableActorCriticPolicy):
+class MaskableActorOnlyPolicy(ActorOnlyMixin, MaskableActorCriticPolicy):  # type: ignore[misc]  # sb3-contrib's forward and evaluate_actions take action_masks positionally; the mixin's (shared with SB3's) by keyword
     """
     Policy of MaskableGPG: the actor of sb3-contrib's ``MaskableActorCriticPolicy`` with no value network and no value
     head. Everything else is ``MaskableActorCriticPolicy``'s: its maskable distributions (Discrete, MultiDiscrete,
@@ -68,7 +68,7 @@ class MaskableActorOnlyPolicy(ActorOnlyMixin, MaskableActorCriticPolicy):
             optimizer_kwargs=optimizer_kwargs,
         )
 
-    def _predict(  # type: ignore[override]
+    def _predict(
         self, observation: PyTorchObs, deterministic: bool = False, action_masks: np.ndarray | None = None
     ) -> th.Tensor:
         """
@@ -94,7 +94,7 @@ class MaskableActorOnlyCnnPolicy(MaskableActorOnlyPolicy):
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = NatureCNN, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
 
 
 class MaskableActorOnlyMultiInputPolicy(MaskableActorOnlyPolicy):
@@ -104,4 +104,4 @@ class MaskableActorOnlyMultiInputPolicy(MaskableActorOnlyPolicy):
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = CombinedExtractor, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)

@@ -50,14 +50,14 @@ class _RecurrentGroup:
         self.hidden_states_vf = np.zeros(no_width, dtype=np.float32)
         self.cell_states_vf = np.zeros(no_width, dtype=np.float32)
 
-    def _get_samples(self, batch_inds: np.ndarray, env_change: np.ndarray, env: VecNormalize | None = None):  # type: ignore[override]  # the Dict variant's samples too
+    def _get_samples(self, batch_inds: np.ndarray, env_change: np.ndarray, env: VecNormalize | None = None):
         samples = super()._get_samples(batch_inds, env_change, env)  # type: ignore[misc]  # likewise
         if self.loss_mask is None:
             return samples
         return samples._replace(mask=self.pad_and_flatten(self.loss_mask[batch_inds].astype(np.float32)))
 
 
-class RecurrentGroupRolloutBuffer(_RecurrentGroup, BaseGroupRolloutBuffer, RecurrentRolloutBuffer):
+class RecurrentGroupRolloutBuffer(_RecurrentGroup, BaseGroupRolloutBuffer, RecurrentRolloutBuffer):  # type: ignore[misc]  # sb3-contrib types add as add(*args, lstm_states=...), and _get_samples with env_change
     """
     ``BaseGroupRolloutBuffer`` with sb3-contrib's ``RecurrentRolloutBuffer``: the LSTM states stored with every step
     (``add(..., lstm_states=...)``) and minibatches of padded sequences (``RecurrentRolloutBuffer``'s ``get``).
@@ -77,7 +77,7 @@ class RecurrentGroupRolloutBuffer(_RecurrentGroup, BaseGroupRolloutBuffer, Recur
     """
 
 
-class RecurrentGroupDictRolloutBuffer(_RecurrentGroup, BaseGroupRolloutBuffer, RecurrentDictRolloutBuffer):
+class RecurrentGroupDictRolloutBuffer(_RecurrentGroup, BaseGroupRolloutBuffer, RecurrentDictRolloutBuffer):  # type: ignore[misc]  # likewise
     """
     ``RecurrentGroupRolloutBuffer`` for Dict observation spaces (with sb3-contrib's ``RecurrentDictRolloutBuffer``).
     See ``RecurrentGroupRolloutBuffer`` for the parameters.

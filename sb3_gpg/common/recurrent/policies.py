@@ -1,4 +1,4 @@
-from typing import Any
+from typing import Any, cast
 
 import torch as th
 from gymnasium import spaces
@@ -89,7 +89,10 @@ class RecurrentActorOnlyPolicy(ActorOnlyMixin, RecurrentActorCriticPolicy):
 
     def _build_mlp_extractor(self) -> None:
         self.mlp_extractor = ActorMlpExtractor(
-            self.lstm_output_dim, net_arch=self.net_arch, activation_fn=self.activation_fn, device=self.device
+            self.lstm_output_dim,
+            net_arch=cast(list[int], self.net_arch),  # actor_net_arch made it a list
+            activation_fn=self.activation_fn,
+            device=self.device,
         )
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
@@ -100,9 +103,9 @@ class RecurrentActorOnlyPolicy(ActorOnlyMixin, RecurrentActorCriticPolicy):
             "lstm_kwargs": self.lstm_kwargs,
         }
 
-    def sample_actions(  # type: ignore[override]
-        self, obs: th.Tensor, lstm_states: tuple[th.Tensor, th.Tensor], episode_starts: th.Tensor, deterministic: bool = False
-    ) -> tuple[th.Tensor, th.Tensor, tuple[th.Tensor, th.Tensor]]:
+    def sample_actions(  # type: ignore[override]  # sb3-contrib's recurrent arguments (LSTM states), not the mixin's
+        self, obs: PyTorchObs, lstm_states: tuple[th.Tensor, ...], episode_starts: th.Tensor, deterministic: bool = False
+    ) -> tuple[th.Tensor, th.Tensor, tuple[th.Tensor, ...]]:
         """
         :param obs: Observation
         :param lstm_states: The LSTM's last hidden and cell states
@@ -113,9 +116,9 @@ class RecurrentActorOnlyPolicy(ActorOnlyMixin, RecurrentActorCriticPolicy):
         distribution, lstm_states = self.get_distribution(obs, lstm_states, episode_starts)
         actions = distribution.get_actions(deterministic=deterministic)
         log_prob = distribution.log_prob(actions)
-        return actions.reshape((-1, *self.action_space.shape)), log_prob, lstm_states  # type: ignore[return-value]
+        return actions.reshape((-1, *self.action_space.shape)), log_prob, lstm_states  # type: ignore[misc]  # gymnasium's Space.shape is optional
 
-    def forward(  # type: ignore[override]
+    def forward(  # type: ignore[override]  # sb3-contrib's recurrent signature (LSTM states), not the mixin's
         self, obs: th.Tensor, lstm_states: RNNStates, episode_starts: th.Tensor, deterministic: bool = False
     ) -> tuple[th.Tensor, th.Tensor, th.Tensor, RNNStates]:
         """
@@ -125,7 +128,7 @@ class RecurrentActorOnlyPolicy(ActorOnlyMixin, RecurrentActorCriticPolicy):
         actions, log_prob, states = self.sample_actions(obs, lstm_states.pi, episode_starts, deterministic)
         return actions, self._zero_values(log_prob), log_prob, RNNStates(states, states)
 
-    def evaluate_actions(  # type: ignore[override]
+    def evaluate_actions(  # type: ignore[override]  # sb3-contrib's recurrent signature (LSTM states), not the mixin's
         self, obs: th.Tensor, actions: th.Tensor, lstm_states: RNNStates, episode_starts: th.Tensor
     ) -> tuple[th.Tensor, th.Tensor, th.Tensor | None]:
         """
@@ -136,7 +139,7 @@ class RecurrentActorOnlyPolicy(ActorOnlyMixin, RecurrentActorCriticPolicy):
         log_prob = distribution.log_prob(actions)
         return self._zero_values(log_prob), log_prob, distribution.entropy()
 
-    def predict_values(self, obs: PyTorchObs, *args, **kwargs) -> th.Tensor:  # type: ignore[override]
+    def predict_values(self, obs: PyTorchObs, *args, **kwargs) -> th.Tensor:
         """
         :return: zeros, one per observation: there is no critic (the LSTM arguments are accepted and unused)
         """
@@ -150,7 +153,7 @@ class RecurrentActorOnlyCnnPolicy(RecurrentActorOnlyPolicy):
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = NatureCNN, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
 
 
 class RecurrentActorOnlyMultiInputPolicy(RecurrentActorOnlyPolicy):
@@ -160,4 +163,4 @@ class RecurrentActorOnlyMultiInputPolicy(RecurrentActorOnlyPolicy):
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = CombinedExtractor, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
