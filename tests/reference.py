@@ -33,7 +33,8 @@ class ReferenceGPG:
     :param advantage_scale: "none" or "bin_std"
     :param gae_lambda: GAE's lambda over the baselines (1: Monte-Carlo advantages)
     :param baseline: "bins", "linear" or "knn"
-    :param baseline_kwargs: n_folds, ridge (linear), n_neighbors (knn)
+    :param baseline_kwargs: n_folds, ridge (linear), n_neighbors and max_samples (knn: every ceil(n / max_samples)-th
+        training sample is searched)
     """
 
     def __init__(
@@ -60,7 +61,7 @@ class ReferenceGPG:
         self.advantage_scale = advantage_scale
         self.gae_lambda = gae_lambda
         self.baseline = baseline
-        self.baseline_kwargs = {"n_folds": 2, "ridge": 1e-5, "n_neighbors": 16, **(baseline_kwargs or {})}
+        self.baseline_kwargs = {"n_folds": 2, "ridge": 1e-5, "n_neighbors": 16, "max_samples": 2048, **(baseline_kwargs or {})}
         self.time_of_next_step = [0] * n_envs
 
     def key(self, binning, obs, time, step):
@@ -244,6 +245,8 @@ class ReferenceGPG:
         def scaled(row):
             return [(value - mean) / std for value, mean, std in zip(row, means, stds, strict=True)]
 
+        stride = -(-len(train) // self.baseline_kwargs["max_samples"])
+        train = train[::stride]
         target = scaled(query)
         distances = sorted((sum((a - b) ** 2 for a, b in zip(scaled(x), target, strict=True)), y) for x, y in train)
         nearest = distances[: self.baseline_kwargs["n_neighbors"]]

@@ -1,9 +1,13 @@
 """
 The state-aware estimator: GAE's lambda over the group baselines and the fitted baselines ("linear", "knn"), checked
 against the loop-by-loop reference (tests/reference.py) in every buffer, with every binning and option; their errors,
-save/load, and that gae_lambda=1 and baseline="bins" leave today's advantages unchanged to the bit.
+save/load, and that gae_lambda=1 with baseline="bins" keeps the Monte-Carlo path (returns minus baselines, exactly;
+scripts/training_digest.py checks whole trainings against an earlier checkout).
 """
 
+import warnings
+
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch as th
@@ -11,7 +15,7 @@ from gymnasium import spaces
 from sb3_contrib.common.recurrent.type_aliases import RNNStates
 from stable_baselines3.common.env_util import make_vec_env
 
-from sb3_gpg import GPG, GroupRolloutBuffer, MaskableGPG, RecurrentGPG
+from sb3_gpg import GPG, GroupDictRolloutBuffer, GroupRolloutBuffer, MaskableGPG, RecurrentGPG
 from sb3_gpg.common.maskable.buffers import MaskableGroupRolloutBuffer
 from sb3_gpg.common.recurrent.buffers import RecurrentGroupRolloutBuffer
 from tests.reference import ReferenceGPG
@@ -32,13 +36,21 @@ def option_id(options: dict) -> str:
 
 
 def rollouts(seed: int, n_rollouts: int = 2):
-    """Random rollouts: observations, rewards, episode starts, last dones and the observation after each."""
+    """
+    Consecutive random rollouts: observations, rewards, episode starts, last dones and the observation after each; a
+    rollout starts where the last one ended (its first row starts an episode where the last one's last step ended it).
+    """
     rng = np.random.default_rng(seed)
+    last_dones = np.ones(N_ENVS, dtype=bool)
+    last_obs = rng.normal(size=(N_ENVS, OBS_DIM)).astype(np.float32)
     for _ in range(n_rollouts):
         observations = rng.normal(size=(N_STEPS, N_ENVS, OBS_DIM)).astype(np.float32)
+        observations[0] = last_obs
         rewards = rng.normal(size=(N_STEPS, N_ENVS)).astype(np.float32)
         starts = (rng.random((N_STEPS, N_ENVS)) < 0.2).astype(np.float32)
-        yield observations, rewards, starts, rng.random(N_ENVS) < 0.3, rng.normal(size=(N_ENVS, OBS_DIM)).astype(np.float32)
+        starts[0] = last_dones
+        last_dones, last_obs = rng.random(N_ENVS) < 0.3, rng.normal(size=(N_ENVS, OBS_DIM)).astype(np.float32)
+        yield observations, rewards, starts, last_dones, last_obs
 
 
 def fill(buffer, observations, rewards, starts, last_dones, last_obs) -> None:
@@ -83,6 +95,7 @@ def test_buffers_match_the_reference(buffer_class, binning, options):
 @pytest.mark.parametrize("options", [dict(baseline="linear"), dict(baseline="knn"), dict(gae_lambda=0.8)], ids=str)
 def test_state_aware_options_change_the_advantages(options):
     # A guard against options that are read but never reach the advantages
+    options = dict(options)
     default, changed = (
         make_buffer(GroupRolloutBuffer, 1.0),
         make_buffer(GroupRolloutBuffer, options.pop("gae_lambda", 1.0), **options),
@@ -129,7 +142,7 @@ def test_bad_state_aware_options_are_refused_before_any_step(kwargs, match):
 def test_fitted_baselines_refuse_image_observations():
     from stable_baselines3.common.envs import FakeImageEnv
 
-    with pytest.raises(ValueError, match="images give no usable features"):
+    with pytest.raises(ValueError, match=r"does not give usable features for \(images"):
         GPG("CnnPolicy", FakeImageEnv(), n_steps=32, batch_size=32, baseline="knn")
 
 
@@ -138,9 +151,10 @@ def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
     policy = "MlpLstmPolicy" if algorithm is RecurrentGPG else "MlpPolicy"
     env = make_vec_env("CartPole-v1", n_envs=2, seed=0)
     if algorithm is MaskableGPG:
-        from sb3_contrib.common.envs import InvalidActionEnvDiscrete
+        from sb3_contrib.common.wrappers import ActionMasker
 
-        env = make_vec_env(lambda: InvalidActionEnvDiscrete(dim=4, n_invalid_actions=1), n_envs=2, seed=0)
+        masked = lambda: ActionMasker(gym.make("CartPole-v1"), lambda _: np.array([True, False]))  # noqa: E731
+        env = make_vec_env(masked, n_envs=2, seed=0)
     model = algorithm(
         policy, env, n_steps=32, batch_size=32, gae_lambda=0.9, baseline="linear", baseline_kwargs={"ridge": 0.5}
     )
@@ -151,3 +165,86 @@ def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
     assert loaded.rollout_buffer.baseline_kwargs == {"n_folds": 2, "ridge": 0.5}
     assert loaded.rollout_buffer.gae_lambda == 0.9
     loaded.learn(64)
+
+
+def test_the_default_is_the_monte_carlo_path():
+    buffer = make_buffer(GroupRolloutBuffer, 1.0)
+    fill(buffer, *next(rollouts(seed=0)))
+    np.testing.assert_array_equal(buffer.advantages, buffer.returns - buffer.values)
+
+
+@pytest.mark.parametrize("baseline", ["linear", "knn"])
+def test_no_trajectory_returns_enter_its_own_fitted_baseline(baseline):
+    # Cross-fitting, checked without the reference: changing one trajectory's rewards moves the returns of that
+    # trajectory alone, and must leave that trajectory's own baselines unchanged
+    rollout = list(next(rollouts(seed=1, n_rollouts=1)))
+    rollout[2][:] = 0.0
+    rollout[2][0] = 1.0  # each env's rollout is one trajectory
+    rollout[3][:] = True
+    baselines = []
+    for scale in (1.0, 3.0):
+        rewards = rollout[1].copy()
+        rewards[:, 0] *= scale
+        buffer = make_buffer(GroupRolloutBuffer, 1.0, baseline=baseline, baseline_kwargs={"n_folds": N_ENVS})
+        fill(buffer, rollout[0], rewards, *rollout[2:])
+        baselines.append(buffer.values.copy())
+    np.testing.assert_allclose(baselines[0][:, 0], baselines[1][:, 0], rtol=1e-6)
+    assert not np.allclose(baselines[0][:, 1:], baselines[1][:, 1:])
+
+
+def test_a_single_trajectory_keeps_its_bins_baselines():
+    rollout = list(next(rollouts(seed=2, n_rollouts=1)))
+    rollout[2][:] = 0.0  # one env, one trajectory: nothing to cross-fit from
+    buffers = {}
+    for baseline in ("bins", "linear"):
+        buffers[baseline] = GroupRolloutBuffer(N_STEPS, spaces.Box(-5, 5, (OBS_DIM,)), spaces.Discrete(3), gamma=GAMMA,
+                                               n_envs=1, baseline=baseline)  # fmt: skip
+        fill_one = [array[:, :1] if array.ndim > 1 else array[:1] for array in rollout]
+        buffers[baseline].reset()
+        for step in range(N_STEPS):
+            buffers[baseline].add(fill_one[0][step], np.zeros((1, 1)), fill_one[1][step], fill_one[2][step], th.zeros(1),
+                                  th.zeros(1))  # fmt: skip
+        buffers[baseline].compute_returns_and_advantage(th.zeros(1), fill_one[3], last_obs=fill_one[4])
+    assert buffers["linear"].group_stats["fitted_baseline_fallback"] == 1.0
+    np.testing.assert_array_equal(buffers["linear"].advantages, buffers["bins"].advantages)
+
+
+@pytest.mark.parametrize("baseline", ["linear", "knn"])
+def test_fitted_baselines_read_the_box_parts_of_dict_observations(baseline):
+    space = spaces.Dict({"position": spaces.Box(-5, 5, (OBS_DIM,)), "level": spaces.Discrete(3)})
+    buffer = GroupDictRolloutBuffer(N_STEPS, space, spaces.Discrete(3), gamma=GAMMA, n_envs=N_ENVS, baseline=baseline,
+                                    baseline_kwargs={"n_folds": 3})  # fmt: skip
+    reference = ReferenceGPG(N_ENVS, GAMMA, "time", baseline=baseline, baseline_kwargs={"n_folds": 3})
+    rng = np.random.default_rng(3)
+    for observations, rewards, starts, last_dones, _ in rollouts(seed=3):
+        levels = rng.integers(0, 3, size=(N_STEPS, N_ENVS))
+        buffer.reset()
+        for step in range(N_STEPS):
+            obs = {"position": observations[step], "level": levels[step]}
+            buffer.add(obs, np.zeros((N_ENVS, 1)), rewards[step], starts[step], th.zeros(N_ENVS), th.zeros(N_ENVS))
+        buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones)
+        # The level changes nothing: the reference sees the Box part alone
+        _, baselines, _, _ = reference.advantages(observations, rewards, starts, last_dones)
+        np.testing.assert_allclose(buffer.values, baselines, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "space",
+    [spaces.Discrete(4), spaces.Dict({"a": spaces.Discrete(3), "b": spaces.MultiBinary(2)})],
+    ids=["Discrete", "Dict without a Box"],
+)
+def test_fitted_baselines_refuse_observations_without_box_features(space):
+    with pytest.raises(ValueError, match="fits the returns on the Box observations"):
+        GroupRolloutBuffer(N_STEPS, space, spaces.Discrete(3), n_envs=N_ENVS, baseline="knn")
+
+
+def test_the_no_signal_warning_reads_the_fitted_baselines_not_the_bins():
+    # Bins of one cell per sample give no signal; the knn baseline over the same group does
+    env = make_vec_env("CartPole-v1", n_envs=4, seed=0)
+    for baseline, expected in (("bins", 1), ("knn", 0)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = GPG("MlpPolicy", env, n_steps=128, batch_size=512, n_epochs=1, binning="spatial", bin_size=0.001,
+                        baseline=baseline, seed=0)  # fmt: skip
+            model.learn(3 * 128 * 4)
+        assert sum("gives most samples no baseline" in str(warning.message) for warning in caught) == expected

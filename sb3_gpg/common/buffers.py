@@ -31,6 +31,7 @@ from sb3_gpg.common.returns import (
 )
 from sb3_gpg.common.rollout_keys import (
     OBSERVATION_BINNINGS,
+    box_observations,
     check_observation_binning,
     flat_obs_dim,
     map_arrays,
@@ -44,7 +45,8 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
     minus the group baseline of its bin, the mean first-visit return of the rollout's trajectories in that bin.
 
     It keeps ``RolloutBuffer``'s interface and sampling; only ``compute_returns_and_advantage`` changes, after which
-    ``returns`` holds the returns, ``values`` the baselines and ``advantages`` their difference. The episode time of
+    ``returns`` holds the returns, ``values`` the baselines and ``advantages`` their difference (or, with
+    ``gae_lambda`` < 1, GAE's lambda-return over the baselines). The episode time of
     every sample (``episode_times``) is derived from the ``episode_start`` flags in ``compute_returns_and_advantage``
     too, and carries across rollouts.
 
@@ -52,7 +54,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
     :param observation_space: Observation space
     :param action_space: Action space
     :param device: PyTorch device
-    :param gae_lambda: Ignored: GPG's returns are Monte-Carlo (accepted for ``RolloutBuffer``'s interface)
+    :param gae_lambda: GAE's lambda over the baselines, in [0, 1]; 1: advantages are returns minus baselines
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
     :param binning: ``"time"`` (episode time), ``"rollout_step"`` (row in the rollout), ``"universal"`` (one bin),
@@ -72,6 +74,9 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
     :param advantage_scale: ``"none"``, or ``"bin_std"``: every advantage is divided by the standard deviation of
         the first-visit returns of the bin its baseline came from (the next coarser bin's where that one holds fewer
         than two returns or no spread; 1 where none has)
+    :param baseline: ``"bins"``, or a baseline fitted per rollout to the group's returns: ``"linear"`` or ``"knn"``
+        (see ``GroupOptions`` and ``fitted_baselines``)
+    :param baseline_kwargs: the fitted baseline's arguments
     :param kwargs: keyword arguments of the next buffer class in the MRO (``hidden_state_shape`` for the recurrent
         buffers)
     """
@@ -199,7 +204,9 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         elif self.leave_one_out:
             out_of_fold = baselines
         else:  # the bins' baselines without the sample's own trajectory, for the diagnostic alone
-            out_of_fold = group_baselines(self._level_keys(in_group), ids[in_group], returns[in_group], True).baselines
+            out_of_fold = group_baselines(
+                self._level_keys(in_group), ids[in_group], returns[in_group], True, self.min_bin_count
+            ).baselines
 
         flat_baselines = returns.astype(np.float64)  # samples outside the group get advantage 0
         flat_baselines[in_group] = baselines
@@ -224,14 +231,13 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         # How much of the returns the baselines explain, over the samples in the loss
         if in_group.any():
             self.explained_variance = float(explained_variance(env_major(self.values)[in_group], returns[in_group]))
+        out_of_fold_variance = float(explained_variance(out_of_fold, returns[in_group])) if in_group.any() else 0.0
         self.group_stats = {
             **stats,
             **advantage_stats(ids[in_group], returns[in_group], baselines),
             "truncated_share": float(cut.mean()),
             **bootstrap_stats,
-            "baseline_explained_variance": float(explained_variance(out_of_fold, returns[in_group]))
-            if in_group.any()
-            else 0.0,
+            "baseline_explained_variance": out_of_fold_variance,
             "fitted_baseline_fallback": float(self.baseline != "bins" and fitted is None),
             "advantage_time": time.perf_counter() - start,
         }
@@ -249,12 +255,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         :param times: their episode times
         :return: the fitted baseline's features (see ``fitted_baselines``), before the knn's standardisation
         """
-        n_samples = len(times)
-        if isinstance(observations, dict):  # the Box parts, flattened
-            boxes = [key for key, space in self.observation_space.spaces.items() if isinstance(space, spaces.Box)]  # type: ignore[attr-defined]  # SB3 types it as a Space; dict observations come from a Dict space
-            flat_obs = np.concatenate([observations[key].reshape(n_samples, -1) for key in boxes], axis=1, dtype=np.float64)
-        else:
-            flat_obs = observations.reshape(n_samples, -1)
+        flat_obs = box_observations(observations, self.observation_space, len(times))
         return (linear_features if self.baseline == "linear" else knn_features)(flat_obs, times)
 
     def _rollout_features(self) -> np.ndarray:
@@ -406,7 +407,7 @@ class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):  # type: ig
     :param observation_space: Dict observation space
     :param action_space: Action space
     :param device: PyTorch device
-    :param gae_lambda: Ignored: GPG's returns are Monte-Carlo
+    :param gae_lambda: see ``BaseGroupRolloutBuffer``
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
     :param binning: see ``BaseGroupRolloutBuffer``
@@ -415,6 +416,8 @@ class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):  # type: ig
     :param min_bin_count: see ``BaseGroupRolloutBuffer``
     :param truncated_returns: see ``BaseGroupRolloutBuffer``
     :param advantage_scale: see ``BaseGroupRolloutBuffer``
+    :param baseline: see ``BaseGroupRolloutBuffer``
+    :param baseline_kwargs: see ``BaseGroupRolloutBuffer``
     """
 
     observations: dict[str, np.ndarray]

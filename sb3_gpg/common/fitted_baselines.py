@@ -4,7 +4,7 @@ features of the observation and the episode time, cross-fitted so that no trajec
 
 ``"linear"``: ridge regression on clipped observations, their squares and a cubic in the episode time, with a constant
 (the features of rllab's LinearFeatureBaseline). ``"knn"``: the mean return of the k nearest samples of other
-trajectories in standardised (observation, episode time).
+trajectories in standardised (observation, episode time), searched among at most ``max_samples`` of them.
 
 Pure array code on one group's samples, one row per sample; nothing here knows of Stable-Baselines3.
 """
@@ -20,7 +20,7 @@ BASELINES = ("bins", *FITTED_BASELINES)
 BASELINE_KWARGS: dict[str, dict[str, Any]] = {
     "bins": {},
     "linear": {"n_folds": 2, "ridge": 1e-5},
-    "knn": {"n_folds": 2, "n_neighbors": 16},
+    "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 2048},
 }
 # Observations are clipped to this range before the linear features, as rllab's LinearFeatureBaseline does
 OBS_CLIP = 10.0
@@ -45,13 +45,14 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
         accepted = ", ".join(BASELINE_KWARGS[baseline]) or "none"
         raise ValueError(f"baseline_kwargs {unknown} are not arguments of baseline={baseline!r} (it takes: {accepted}).")
     kwargs = {**BASELINE_KWARGS[baseline], **kwargs}
-    for name in ("n_folds", "n_neighbors"):
+    for name in ("n_folds", "n_neighbors", "max_samples"):
         if name in kwargs and (isinstance(kwargs[name], bool) or not isinstance(kwargs[name], (int, np.integer))):
             raise ValueError(f"baseline_kwargs['{name}'] must be an integer, got {kwargs[name]!r}.")
     if kwargs.get("n_folds", 2) < 2:
         raise ValueError(f"baseline_kwargs['n_folds'] must be at least 2 (cross-fitting), got {kwargs['n_folds']}.")
-    if kwargs.get("n_neighbors", 1) < 1:
-        raise ValueError(f"baseline_kwargs['n_neighbors'] must be at least 1, got {kwargs['n_neighbors']}.")
+    for name in ("n_neighbors", "max_samples"):
+        if kwargs.get(name, 1) < 1:
+            raise ValueError(f"baseline_kwargs['{name}'] must be at least 1, got {kwargs[name]}.")
     if not kwargs.get("ridge", 1.0) > 0:
         raise ValueError(f"baseline_kwargs['ridge'] must be positive, got {kwargs['ridge']}.")
     return kwargs
@@ -89,11 +90,16 @@ def _ridge_solve(gram: np.ndarray, moments: np.ndarray, ridge: float) -> np.ndar
     return np.linalg.solve(gram + ridge * np.eye(len(gram)), moments)
 
 
-def _knn_mean(train: np.ndarray, targets: np.ndarray, queries: np.ndarray, n_neighbors: int) -> np.ndarray:
+def _knn_mean(train: np.ndarray, targets: np.ndarray, queries: np.ndarray, n_neighbors: int, max_samples: int) -> np.ndarray:
     """
-    :return: the mean target of each query's ``n_neighbors`` nearest training rows (Euclidean), exact
+    :param max_samples: the training rows searched: every ``ceil(n / max_samples)``-th when there are more (a
+        trajectory's consecutive samples are close, so a stride keeps its coverage)
+    :return: the mean target of each query's ``n_neighbors`` nearest rows among those searched (Euclidean)
     """
-    # Brute force in blocks of queries: a matrix product and torch's top-k beat a k-d tree in a dozen dimensions
+    stride = -(-len(train) // max_samples)
+    train, targets = train[::stride], targets[::stride]
+    # Brute force in blocks of queries: exact, and a matrix product with torch's top-k is faster than a k-d tree in
+    # as many dimensions as an observation has
     k = min(n_neighbors, len(train))
     train_t, queries_t = th.as_tensor(train, dtype=th.float64), th.as_tensor(queries, dtype=th.float64)
     norms = (train_t * train_t).sum(dim=1)
@@ -116,7 +122,7 @@ def cross_fitted_baselines(
     :param features: ``linear_features``, or standardised ``knn_features``, one row per sample
     :param returns: the return of every sample
     :param folds: the fold of every sample (all of a trajectory's samples in one fold), 0 .. n_folds - 1, each used
-    :param kwargs: the baseline's arguments (``ridge``; ``n_neighbors``)
+    :param kwargs: the baseline's arguments (``ridge``; ``n_neighbors``, ``max_samples``)
     :return: the baseline of every sample, float64
     """
     n_folds = int(folds.max()) + 1
@@ -132,7 +138,7 @@ def cross_fitted_baselines(
         return baselines
     for fold in range(n_folds):
         own = folds == fold
-        baselines[own] = _knn_mean(features[~own], returns[~own], features[own], kwargs["n_neighbors"])
+        baselines[own] = _knn_mean(features[~own], returns[~own], features[own], kwargs["n_neighbors"], kwargs["max_samples"])
     return baselines
 
 
@@ -145,7 +151,7 @@ def fitted_values(
     """
     if baseline == "linear":
         return query_features @ _ridge_solve(features.T @ features, features.T @ returns, kwargs["ridge"])
-    return _knn_mean(features, returns, query_features, kwargs["n_neighbors"])
+    return _knn_mean(features, returns, query_features, kwargs["n_neighbors"], kwargs["max_samples"])
 
 
 def trajectory_folds(trajectory_ids: np.ndarray, n_folds: int) -> np.ndarray | None:

@@ -50,7 +50,7 @@ def check_saved_policy(
     :raises ValueError: naming the algorithm that saved the file and what to do, when its policy is not a ``policy_base``
     """
     position = path.tell() if isinstance(path, io.BufferedIOBase) else None
-    data, _, _ = load_from_zip_file(path, load_data=True, custom_objects=custom_objects, print_system_info=False)
+    data, _, _ = load_from_zip_file(path, load_data=True, custom_objects=custom_objects, device="cpu", print_system_info=False)
     if isinstance(path, io.BufferedIOBase) and position is not None:  # both or neither
         path.seek(position)
     policy_class = (data or {}).get("policy_class")

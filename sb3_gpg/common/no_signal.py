@@ -47,8 +47,10 @@ class NoSignalCheck:
         stats = self.rollouts
         if not stats:
             return
-        own = float(np.mean([rollout["own_baseline_share"] for rollout in stats]))
-        none = float(np.mean([rollout["no_baseline_share"] for rollout in stats]))
+        # A rollout whose baselines were fitted (not the bins') informs every sample it has other trajectories for
+        binned = [model.baseline == "bins" or rollout.get("fitted_baseline_fallback", 0.0) > 0 for rollout in stats]  # type: ignore[attr-defined]  # a GPG
+        own = float(np.mean([rollout["own_baseline_share"] * uses for rollout, uses in zip(stats, binned, strict=True)]))
+        none = float(np.mean([rollout["no_baseline_share"] * uses for rollout, uses in zip(stats, binned, strict=True)]))
         if own + none <= NO_SIGNAL_WARNING_SHARE:
             return
         trajectories = float(np.mean([rollout["n_trajectories"] for rollout in stats]))

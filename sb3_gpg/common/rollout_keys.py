@@ -50,11 +50,12 @@ def check_observation_binning(binning: Binning, observation_space: spaces.Space,
     :raises ValueError: for a binning or a fitted baseline that reads observations the space cannot give it (images;
         continuous values for state binning), naming what works
     """
-    if baseline != "bins" and has_image_space(observation_space):
+    if baseline != "bins" and (has_image_space(observation_space) or not box_keys(observation_space)):
         raise ValueError(
-            f"baseline={baseline!r} fits the returns on the observations, which images give no usable features for. "
-            "Use baseline='bins' with binning='time', 'universal' or 'rollout_step', or a callable binning "
-            "f(obs, t) -> keys on features you choose."
+            f"baseline={baseline!r} fits the returns on the Box observations (a Dict's Box parts), which "
+            f"{observation_space} does not give usable features for (images, or no Box part). Use baseline='bins' "
+            "with binning='time', 'universal' or 'rollout_step' ('state' for discrete observations), or a callable "
+            "binning f(obs, t) -> keys on features you choose."
         )
     if callable(binning) or binning not in OBSERVATION_BINNINGS:
         return
@@ -89,6 +90,25 @@ def flat_observations(observations: Any, n_samples: int) -> np.ndarray:
     if isinstance(observations, dict):
         return np.concatenate([obs.reshape(n_samples, -1) for obs in observations.values()], axis=1, dtype=np.float64)
     return observations.reshape(n_samples, -1)
+
+
+def box_keys(observation_space: spaces.Space) -> list[str | None]:
+    """
+    :return: the keys of a Dict space's Box parts ([None] for a Box space itself): what the fitted baselines read
+    """
+    if isinstance(observation_space, spaces.Dict):
+        return [key for key, space in observation_space.spaces.items() if isinstance(space, spaces.Box)]
+    return [None] if isinstance(observation_space, spaces.Box) else []
+
+
+def box_observations(observations: Any, observation_space: spaces.Space, n_samples: int) -> np.ndarray:
+    """
+    :param observations: observations with ``n_samples`` leading values, or a dict of such arrays
+    :return: the Box observations (a Dict's Box parts, in the space's order), one row per sample, float64
+    """
+    if isinstance(observations, dict):
+        observations = {key: observations[key] for key in box_keys(observation_space)}
+    return flat_observations(observations, n_samples).astype(np.float64, copy=False)
 
 
 def call_binning(binning: Callable, observations: Any, times: np.ndarray) -> np.ndarray:

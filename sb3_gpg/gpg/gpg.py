@@ -34,9 +34,9 @@ class GPG(OnPolicyAlgorithm):
     Monte-Carlo return minus a group baseline, the mean first-visit return of the rollout's trajectories whose states
     fall into the same bin (see ``GroupRolloutBuffer``).
 
-    Its arguments are PPO's, so that PPO code and hyperparameter files run unchanged; the critic's (``gae_lambda``,
-    ``vf_coef``, ``clip_range_vf``, a ``vf`` entry in ``net_arch``, ``share_features_extractor``) are accepted and,
-    when set, ignored with one warning.
+    Its arguments are PPO's, so that PPO code and hyperparameter files run unchanged; the critic's (``vf_coef``,
+    ``clip_range_vf``, a ``vf`` entry in ``net_arch``, ``share_features_extractor``) are accepted and, when set,
+    ignored with one warning; ``gae_lambda`` is used, over the group baselines.
 
     :param policy: The policy model to use (MlpPolicy, CnnPolicy, MultiInputPolicy): actor-only policies
     :param env: The environment to learn from (if registered in Gym, can be str)
@@ -45,7 +45,7 @@ class GPG(OnPolicyAlgorithm):
     :param batch_size: Minibatch size
     :param n_epochs: Number of epoch when optimizing the surrogate loss
     :param gamma: Discount factor
-    :param gae_lambda: GAE's lambda over the group baselines (1: Monte-Carlo advantages; see ``GroupOptions``)
+    :param gae_lambda: GAE's lambda over the group baselines; 1 (the default, not PPO's 0.95): Monte-Carlo advantages
     :param clip_range: Clipping parameter, it can be a function of the current progress remaining (from 1 to 0).
     :param clip_range_vf: PPO's; ignored (no value function)
     :param normalize_advantage: Whether to normalize or not the advantage (per minibatch, as PPO)
@@ -247,13 +247,7 @@ class GPG(OnPolicyAlgorithm):
                 actions = actions.reshape(-1, 1)
 
             rollout_buffer.add(
-                self._last_obs,
-                actions,
-                rewards,
-                self._last_episode_starts,
-                no_values,
-                log_probs,
-                **stored_with_step,
+                self._last_obs, actions, rewards, self._last_episode_starts, no_values, log_probs, **stored_with_step
             )
             self._last_obs = new_obs  # type: ignore[assignment]  # SB3's VecEnvObs includes tuples, its _last_obs not
             self._last_episode_starts = dones

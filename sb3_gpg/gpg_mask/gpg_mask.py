@@ -28,8 +28,8 @@ class MaskableGPG(GPG):
     policy to the valid actions; the masks are stored with the samples and applied again in the update. Returns, bins,
     group baselines and advantages are GPG's, with every option.
 
-    Its arguments are MaskablePPO's plus GPG's own; the critic's (``gae_lambda``, ``vf_coef``, ``clip_range_vf``, a
-    ``vf`` entry in ``net_arch``, ``share_features_extractor``) are accepted and, when set, ignored with one warning.
+    Its arguments are MaskablePPO's plus GPG's own; the critic's (``vf_coef``, ``clip_range_vf``, a ``vf`` entry in
+    ``net_arch``, ``share_features_extractor``) are accepted and, when set, ignored with one warning.
 
     :param policy: The policy model to use (MlpPolicy, CnnPolicy, MultiInputPolicy): maskable actor-only policies
     :param env: The environment to learn from (if registered in Gym, can be str); Discrete, MultiDiscrete or
@@ -40,7 +40,7 @@ class MaskableGPG(GPG):
     :param batch_size: Minibatch size
     :param n_epochs: Number of epoch when optimizing the surrogate loss
     :param gamma: Discount factor
-    :param gae_lambda: GAE's lambda over the group baselines (1: Monte-Carlo advantages; see ``GroupOptions``)
+    :param gae_lambda: GAE's lambda over the group baselines; 1 (the default, not PPO's 0.95): Monte-Carlo advantages
     :param clip_range: Clipping parameter, it can be a function of the current progress remaining (from 1 to 0).
     :param clip_range_vf: PPO's; ignored (no value function)
     :param normalize_advantage: Whether to normalize or not the advantage (per minibatch, as PPO)

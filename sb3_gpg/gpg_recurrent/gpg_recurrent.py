@@ -24,7 +24,7 @@ class RecurrentGPG(GPG):
     (sb3-contrib's recurrent buffer and sequence code). Returns, bins, group baselines and advantages are GPG's, with
     every option.
 
-    Its arguments and defaults are RecurrentPPO's plus GPG's own; the critic's (``gae_lambda``, ``vf_coef``,
+    Its arguments and defaults are RecurrentPPO's (but ``gae_lambda``'s, 1) plus GPG's own; the critic's (``vf_coef``,
     ``clip_range_vf``, and in ``policy_kwargs`` ``enable_critic_lstm``, ``shared_lstm``, a ``vf`` entry in
     ``net_arch``, ``share_features_extractor``) are accepted and, when set, ignored with one warning.
 
@@ -37,7 +37,7 @@ class RecurrentGPG(GPG):
         border resume from the LSTM states stored there (backpropagation through time is truncated at the borders)
     :param n_epochs: Number of epoch when optimizing the surrogate loss
     :param gamma: Discount factor
-    :param gae_lambda: GAE's lambda over the group baselines (1: Monte-Carlo advantages; see ``GroupOptions``)
+    :param gae_lambda: GAE's lambda over the group baselines; 1 (the default, not PPO's 0.95): Monte-Carlo advantages
     :param clip_range: Clipping parameter, it can be a function of the current progress remaining (from 1 to 0).
     :param clip_range_vf: PPO's; ignored (no value function)
     :param normalize_advantage: Whether to normalize or not the advantage (per minibatch, as PPO)

@@ -17,6 +17,7 @@ from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor
 
 from sb3_gpg.common.envpool import make_envpool_env
+from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
 from sb3_gpg.zoo.registry import (
     GPG_ALGOS,
     ZooError,
@@ -25,6 +26,9 @@ from sb3_gpg.zoo.registry import (
     searched_baselines,
     searched_binnings,
 )
+
+# The algorithms evaluated with action masks, and the callback that does it (sb3_gpg's carries the LSTM states too)
+MASKED_EVALUATION = {"gpg_mask": MaskableEvalCallback, "gpg_mask_lstm": MaskableRecurrentEvalCallback}
 
 
 def init_storage(storage: str, attempts: int = 10) -> None:
@@ -52,9 +56,9 @@ def init_storage(storage: str, attempts: int = 10) -> None:
 
 class ZooExperimentManager(ExperimentManager):
     """
-    rl_zoo3's ``ExperimentManager`` (same arguments); for ``gpg``, ``gpg_mask`` and ``gpg_lstm`` it defaults to
-    sb3_gpg's hyperparameter file, checks the entry, evaluates ``gpg_mask`` with action masks and searches the
-    binnings that suit the observations. Other algorithms run as rl_zoo3 runs them.
+    rl_zoo3's ``ExperimentManager`` (same arguments); for sb3_gpg's algorithms (``GPG_ALGOS``) it defaults to
+    sb3_gpg's hyperparameter file, checks the entry, evaluates ``gpg_mask`` and ``gpg_mask_lstm`` with action masks and
+    searches the binnings that suit the observations. Other algorithms run as rl_zoo3 runs them.
     """
 
     def __init__(self, args: argparse.Namespace, algo: str, *zoo_args: Any, config: str | None = None, **kwargs: Any):
@@ -81,17 +85,17 @@ class ZooExperimentManager(ExperimentManager):
         return hyperparams, saved_hyperparams
 
     def create_callbacks(self) -> None:
-        if self.algo != "gpg_mask":
+        if self.algo not in MASKED_EVALUATION:
             super().create_callbacks()
             return
-        # rl_zoo3 evaluates with SB3's EvalCallback, which predicts without action masks: MaskableEvalCallback
-        # takes its place, with rl_zoo3's arguments
+        # rl_zoo3 evaluates with SB3's EvalCallback, which predicts without action masks: a masked evaluation takes its
+        # place, with rl_zoo3's arguments
         eval_freq, self.eval_freq = self.eval_freq, -1
         super().create_callbacks()
         if eval_freq > 0 and not self.optimize_hyperparameters:
             self.eval_freq = max(eval_freq // self.n_envs, 1)
             self.callbacks.append(
-                MaskableEvalCallback(
+                MASKED_EVALUATION[self.algo](
                     self.create_envs(self.n_eval_envs, eval_env=True),
                     callback_on_new_best=SaveVecNormalizeCallback(save_freq=1, save_path=self.params_path),
                     best_model_save_path=self.save_path,
@@ -110,8 +114,13 @@ class ZooExperimentManager(ExperimentManager):
             env = self.create_envs(1, no_log=True)
             binnings, baselines = searched_binnings(env.observation_space), searched_baselines(env.observation_space)
             env.close()
+            registered = HYPERPARAMS_SAMPLER[self.algo]
             HYPERPARAMS_SAMPLER[self.algo] = functools.partial(sample_gpg_params, binnings=binnings, baselines=baselines)
-        super().hyperparameters_optimization()
+            try:
+                return super().hyperparameters_optimization()
+            finally:  # rl_zoo3's dict is the process's: leave it as registered
+                HYPERPARAMS_SAMPLER[self.algo] = registered
+        return super().hyperparameters_optimization()
 
 
 class EnvPoolExperimentManager(ZooExperimentManager):

@@ -13,7 +13,7 @@ class MaskableGroupRolloutBuffer(GroupRolloutBuffer, MaskableRolloutBuffer):  # 
     :param observation_space: Observation space
     :param action_space: Action space: Discrete, MultiDiscrete or one-dimensional MultiBinary
     :param device: PyTorch device
-    :param gae_lambda: Ignored: GPG's returns are Monte-Carlo
+    :param gae_lambda: GAE's lambda over the baselines (see ``BaseGroupRolloutBuffer``)
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
     :param kwargs: GPG's own options (see ``GroupOptions``)

@@ -70,7 +70,7 @@ class RecurrentGroupRolloutBuffer(_RecurrentGroup, BaseGroupRolloutBuffer, Recur
     :param action_space: Action space
     :param hidden_state_shape: Shape of the stored LSTM states, (n_steps, n_lstm_layers, n_envs, lstm_hidden_size)
     :param device: PyTorch device
-    :param gae_lambda: Ignored: GPG's returns are Monte-Carlo
+    :param gae_lambda: GAE's lambda over the baselines (see ``BaseGroupRolloutBuffer``)
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
     :param kwargs: GPG's own options (see ``GroupOptions``)
