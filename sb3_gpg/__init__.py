@@ -5,6 +5,7 @@ from sb3_gpg.common.envpool import EnvPoolVecEnv, make_envpool_env
 from sb3_gpg.common.group_options import GroupOptions
 from sb3_gpg.gpg import GPG
 from sb3_gpg.gpg_mask import MaskableGPG
+from sb3_gpg.gpg_mask_recurrent import MaskableRecurrentGPG
 from sb3_gpg.gpg_recurrent import RecurrentGPG
 
 # Read version from file
@@ -20,6 +21,7 @@ __all__ = [
     "GroupOptions",
     "GroupRolloutBuffer",
     "MaskableGPG",
+    "MaskableRecurrentGPG",
     "RecurrentGPG",
     "make_envpool_env",
 ]

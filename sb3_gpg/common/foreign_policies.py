@@ -13,11 +13,13 @@ from stable_baselines3.common.policies import ActorCriticPolicy
 from stable_baselines3.common.save_util import load_from_zip_file
 
 from sb3_gpg.common.maskable.policies import MaskableActorOnlyPolicy
+from sb3_gpg.common.maskable_recurrent.policies import MaskableRecurrentActorOnlyPolicy
 from sb3_gpg.common.policies import ActorOnlyMixin
 from sb3_gpg.common.recurrent.policies import RecurrentActorOnlyPolicy
 
 # Policy base -> the algorithm that saves it; the first match wins, so subclasses come before their bases
 SAVED_BY: tuple[tuple[type, str], ...] = (
+    (MaskableRecurrentActorOnlyPolicy, "MaskableRecurrentGPG"),
     (MaskableActorOnlyPolicy, "MaskableGPG"),
     (RecurrentActorOnlyPolicy, "RecurrentGPG"),
     (ActorOnlyMixin, "GPG"),

@@ -23,6 +23,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg.common.envpool import check_envpool_env_id
 from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
+from sb3_gpg.gpg_mask_recurrent.gpg_mask_recurrent import MaskableRecurrentGPG
 from sb3_gpg.zoo.registry import ZooError
 
 
@@ -123,7 +124,8 @@ def train(argv: list[str]) -> None:
 
 def enjoy(argv: list[str]) -> None:
     """
-    ``rl_zoo3.enjoy`` with GPG registered; ``--algo gpg_mask`` predicts every action with the env's masks.
+    ``rl_zoo3.enjoy`` with GPG registered; ``--algo gpg_mask`` and ``gpg_mask_lstm`` predict every action with the
+    env's masks (rl_zoo3 carries the LSTM states).
 
     :param argv: rl_zoo3's enjoy arguments
     """
@@ -132,7 +134,7 @@ def enjoy(argv: list[str]) -> None:
     from sb3_contrib.common.maskable.utils import get_action_masks
 
     # rl_zoo3's enjoy() predicts without action masks and keeps its env to itself: the env it makes is kept here, and
-    # the MaskableGPG it loads takes that env's masks
+    # the maskable GPG it loads takes that env's masks
     envs: list[VecEnv] = []
     create_test_env = zoo_enjoy.create_test_env
 
@@ -140,15 +142,22 @@ def enjoy(argv: list[str]) -> None:
         envs.append(create_test_env(*args, **kwargs))
         return envs[-1]
 
-    class PlayingMaskableGPG(MaskableGPG):
+    class PlayingWithMasks:
         def predict(self, *args: Any, action_masks: np.ndarray | None = None, **kwargs: Any) -> tuple[np.ndarray, Any]:
             if action_masks is None:
                 action_masks = get_action_masks(envs[-1])
-            return super().predict(*args, action_masks=action_masks, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before action_masks (mypy#6799)
+            return super().predict(*args, action_masks=action_masks, **kwargs)  # type: ignore[misc]  # a mixin: the next class in the MRO is the algorithm
+
+    class PlayingMaskableGPG(PlayingWithMasks, MaskableGPG):
+        pass
+
+    class PlayingMaskableRecurrentGPG(PlayingWithMasks, MaskableRecurrentGPG):
+        pass
 
     with (
         replaced(vars(zoo_enjoy), "create_test_env", create_and_keep_test_env),
         replaced(ALGOS, "gpg_mask", PlayingMaskableGPG),
+        replaced(ALGOS, "gpg_mask_lstm", PlayingMaskableRecurrentGPG),
     ):
         run_script("sb3_gpg.enjoy", argv, zoo_enjoy.enjoy)
 

@@ -17,6 +17,7 @@ from sb3_gpg.common.group_options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.common.rollout_keys import has_image_space
 from sb3_gpg.gpg.gpg import GPG
 from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
+from sb3_gpg.gpg_mask_recurrent.gpg_mask_recurrent import MaskableRecurrentGPG
 from sb3_gpg.gpg_recurrent.gpg_recurrent import RecurrentGPG
 
 HYPERPARAMS_FOLDER = Path(__file__).parent.parent / "hyperparams"
@@ -26,6 +27,7 @@ GPG_ALGOS: dict[str, tuple[type[GPG], Path]] = {
     "gpg": (GPG, GPG_HYPERPARAMS),
     "gpg_mask": (MaskableGPG, HYPERPARAMS_FOLDER / "gpg_mask.yml"),
     "gpg_lstm": (RecurrentGPG, HYPERPARAMS_FOLDER / "gpg_lstm.yml"),
+    "gpg_mask_lstm": (MaskableRecurrentGPG, HYPERPARAMS_FOLDER / "gpg_mask_lstm.yml"),
 }
 # Keys of a YAML entry that RL Zoo consumes itself instead of passing them to the algorithm
 ZOO_KEYS = {

@@ -1,0 +1,218 @@
+from collections.abc import Sequence
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+import torch as th
+from sb3_contrib.common.maskable.utils import get_action_masks
+from stable_baselines3.common.policies import BasePolicy
+from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, PyTorchObs, Schedule
+from stable_baselines3.common.vec_env import VecEnv
+
+from sb3_gpg.common.binning import Binning
+from sb3_gpg.common.group_options import DEFAULTS
+from sb3_gpg.common.maskable.utils import check_action_masks
+from sb3_gpg.common.maskable_recurrent.buffers import (
+    MaskableRecurrentGroupDictRolloutBuffer,
+    MaskableRecurrentGroupRolloutBuffer,
+)
+from sb3_gpg.common.maskable_recurrent.policies import MaskableRecurrentActorOnlyPolicy
+from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
+from sb3_gpg.gpg_mask_recurrent.policies import CnnLstmPolicy, MlpLstmPolicy, MultiInputLstmPolicy
+from sb3_gpg.gpg_recurrent.gpg_recurrent import RecurrentGPG
+
+SelfMaskableRecurrentGPG = TypeVar("SelfMaskableRecurrentGPG", bound="MaskableRecurrentGPG")
+
+
+class MaskableRecurrentGPG(MaskableGPG, RecurrentGPG):
+    """
+    Group Policy Gradient with invalid-action masking and an LSTM actor: ``MaskableGPG`` and ``RecurrentGPG`` at
+    once, for partially observed tasks whose valid actions change (sb3-contrib has no maskable RecurrentPPO). At every
+    rollout step the env's ``action_masks()`` restricts the LSTM policy to the valid actions; the masks are stored
+    with the samples beside the LSTM states, and the update replays the LSTM over padded sequences under the same
+    masks. Returns, bins, group baselines and advantages are GPG's, with every option.
+
+    Its arguments and defaults are RecurrentGPG's (RecurrentPPO's plus GPG's own); ``learn`` and ``predict`` take
+    MaskableGPG's ``use_masking`` and ``action_masks``, and ``predict`` the LSTM states as ``RecurrentPPO.predict``.
+
+    :param policy: The policy model to use (MlpLstmPolicy, CnnLstmPolicy, MultiInputLstmPolicy)
+    :param env: The environment to learn from (if registered in Gym, can be str); Discrete, MultiDiscrete or
+        one-dimensional MultiBinary actions
+    :param learning_rate: The learning rate, it can be a function of the current progress remaining (from 1 to 0)
+    :param n_steps: The number of steps to run for each environment per update; the group is the whole rollout,
+        n_steps * n_envs samples
+    :param batch_size: Minibatch size, in samples, as RecurrentPPO's (see ``RecurrentGPG``)
+    :param n_epochs: Number of epoch when optimizing the surrogate loss
+    :param gamma: Discount factor
+    :param gae_lambda: GAE's lambda over the group baselines (1: Monte-Carlo advantages; see ``GroupOptions``)
+    :param clip_range: Clipping parameter, it can be a function of the current progress remaining (from 1 to 0).
+    :param clip_range_vf: PPO's; ignored (no value function)
+    :param normalize_advantage: Whether to normalize or not the advantage (per minibatch, as PPO)
+    :param ent_coef: Entropy coefficient for the loss calculation
+    :param vf_coef: PPO's; ignored (no value function)
+    :param max_grad_norm: The maximum value for the gradient clipping
+    :param use_sde: RecurrentPPO's; must be False (masks are for discrete actions)
+    :param sde_sample_freq: RecurrentPPO's; unused without gSDE
+    :param target_kl: Limit the KL divergence between updates, because the clipping is not enough to prevent large
+        update. By default, there is no limit on the kl div.
+    :param stats_window_size: Window size for the rollout logging, specifying the number of episodes to average
+        the reported success rate, mean episode length, and mean reward over
+    :param tensorboard_log: the log location for tensorboard (if None, no logging)
+    :param policy_kwargs: additional arguments to be passed to the policy on creation (``lstm_hidden_size``,
+        ``n_lstm_layers``, ``lstm_kwargs``, ...)
+    :param verbose: Verbosity level: 0 for no output, 1 for info messages (such as device or wrappers used), 2 for
+        debug messages
+    :param seed: Seed for the pseudo random generators
+    :param device: Device (cpu, cuda, ...) on which the code should be run.
+        Setting it to auto, the code will be run on the GPU if possible.
+    :param binning: GPG's own option, see ``GroupOptions``
+    :param bin_size: GPG's own option, see ``GroupOptions``
+    :param leave_one_out: GPG's own option, see ``GroupOptions``
+    :param min_bin_count: GPG's own option, see ``GroupOptions``
+    :param truncated_returns: GPG's own option, see ``GroupOptions``
+    :param advantage_scale: GPG's own option, see ``GroupOptions``
+    :param baseline: GPG's own option, see ``GroupOptions``
+    :param baseline_kwargs: GPG's own option, see ``GroupOptions``
+    :param _init_setup_model: Whether or not to build the network at the creation of the instance
+    """
+
+    policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
+        "MlpLstmPolicy": MlpLstmPolicy,
+        "CnnLstmPolicy": CnnLstmPolicy,
+        "MultiInputLstmPolicy": MultiInputLstmPolicy,
+    }
+    policy: MaskableRecurrentActorOnlyPolicy  # type: ignore[assignment]  # builds on sb3-contrib's RecurrentActorCriticPolicy
+    rollout_buffer: MaskableRecurrentGroupRolloutBuffer  # type: ignore[assignment]  # MaskableGPG's is not recurrent
+    policy_base: ClassVar[type[BasePolicy]] = MaskableRecurrentActorOnlyPolicy
+    rollout_buffer_classes = (MaskableRecurrentGroupRolloutBuffer, MaskableRecurrentGroupDictRolloutBuffer)  # type: ignore[assignment]  # MaskableGPG's are not recurrent
+
+    def __init__(
+        self,
+        policy: str | type[MaskableRecurrentActorOnlyPolicy],
+        env: GymEnv | str,
+        learning_rate: float | Schedule = 3e-4,
+        n_steps: int = 128,
+        batch_size: int = 128,
+        n_epochs: int = 10,
+        gamma: float = 0.99,
+        gae_lambda: float = 1.0,
+        clip_range: float | Schedule = 0.2,
+        clip_range_vf: float | Schedule | None = None,
+        normalize_advantage: bool = True,
+        ent_coef: float = 0.0,
+        vf_coef: float | None = None,
+        max_grad_norm: float = 0.5,
+        use_sde: bool = False,
+        sde_sample_freq: int = -1,
+        target_kl: float | None = None,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        policy_kwargs: dict[str, Any] | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: th.device | str = "auto",
+        binning: Binning = DEFAULTS.binning,
+        bin_size: float | Sequence[float] = DEFAULTS.bin_size,
+        leave_one_out: bool = DEFAULTS.leave_one_out,
+        min_bin_count: int = DEFAULTS.min_bin_count,
+        truncated_returns: str = DEFAULTS.truncated_returns,
+        advantage_scale: str = DEFAULTS.advantage_scale,
+        baseline: str = DEFAULTS.baseline,
+        baseline_kwargs: dict[str, Any] | None = DEFAULTS.baseline_kwargs,
+        _init_setup_model: bool = True,
+    ):
+        # MaskableGPG.__init__ takes MaskablePPO's arguments, not RecurrentPPO's: RecurrentGPG's builds the model, and
+        # this is what MaskableGPG's adds
+        self._use_masking = True
+        super(MaskableGPG, self).__init__(
+            policy,
+            env,
+            learning_rate=learning_rate,
+            n_steps=n_steps,
+            batch_size=batch_size,
+            n_epochs=n_epochs,
+            gamma=gamma,
+            gae_lambda=gae_lambda,
+            clip_range=clip_range,
+            clip_range_vf=clip_range_vf,
+            normalize_advantage=normalize_advantage,
+            ent_coef=ent_coef,
+            vf_coef=vf_coef,
+            max_grad_norm=max_grad_norm,
+            use_sde=use_sde,
+            sde_sample_freq=sde_sample_freq,
+            target_kl=target_kl,
+            stats_window_size=stats_window_size,
+            tensorboard_log=tensorboard_log,
+            policy_kwargs=policy_kwargs,
+            verbose=verbose,
+            seed=seed,
+            device=device,
+            binning=binning,
+            bin_size=bin_size,
+            leave_one_out=leave_one_out,
+            min_bin_count=min_bin_count,
+            truncated_returns=truncated_returns,
+            advantage_scale=advantage_scale,
+            baseline=baseline,
+            baseline_kwargs=baseline_kwargs,
+            _init_setup_model=_init_setup_model,
+        )
+
+    def _sample_actions(self, obs_tensor: PyTorchObs, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
+        """
+        :return: RecurrentGPG's (actions of the LSTM policy, their log probabilities and the LSTM states they started
+            from, to be stored with the step) with the actions drawn within the env's action masks (checked; none under
+            ``use_masking=False``), and the masks, to be stored with the step too
+        """
+        if not self._use_masking:
+            return super()._sample_actions(obs_tensor, env)  # MaskableGPG's hands over to RecurrentGPG's
+        action_masks = check_action_masks(get_action_masks(env), self.action_space, env.num_envs)
+        with self.policy.masked(action_masks):
+            actions, log_probs, stored = super(MaskableGPG, self)._sample_actions(obs_tensor, env)
+        return actions, log_probs, {**stored, "action_masks": action_masks}
+
+    def _evaluate_actions(self, rollout_data: Any, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor | None]:
+        # RecurrentGPG's replay of the sequences, under the masks stored with their samples (all ones without masking)
+        with self.policy.masked(rollout_data.action_masks):
+            return super(MaskableGPG, self)._evaluate_actions(rollout_data, actions)
+
+    def predict(
+        self,
+        observation: np.ndarray | dict[str, np.ndarray],
+        state: tuple[np.ndarray, ...] | None = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+        action_masks: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, tuple[np.ndarray, ...] | None]:
+        """
+        Get the policy action and the LSTM's next states from an observation, as ``RecurrentPPO.predict``, within the
+        action masks, as ``MaskablePPO.predict``.
+
+        :param observation: the input observation
+        :param state: The LSTM's last hidden and cell states (None: zeros)
+        :param episode_start: Whether the observations start new episodes (the LSTM states are reset there)
+        :param deterministic: Whether or not to return deterministic actions.
+        :param action_masks: Action masks to apply to the action distribution (e.g. ``get_action_masks(env)``)
+        :return: the model's action and the LSTM's next states
+        :raises ValueError: if the masks do not fit the observations or allow no action in some state
+        """
+        return super().predict(observation, state, episode_start, deterministic, action_masks)
+
+    def learn(  # type: ignore[override]  # MaskablePPO.learn's signature (RecurrentGPG has GPG's)
+        self: SelfMaskableRecurrentGPG,
+        total_timesteps: int,
+        callback: MaybeCallback = None,
+        log_interval: int = 1,
+        tb_log_name: str = "MaskableRecurrentGPG",
+        reset_num_timesteps: bool = True,
+        use_masking: bool = True,
+        progress_bar: bool = False,
+    ) -> SelfMaskableRecurrentGPG:
+        """
+        ``MaskableGPG.learn``: ``use_masking=False`` trains without masks (every action allowed, also in the update).
+
+        :raises ValueError: with ``use_masking=True``, if the env has no ``action_masks`` method
+        """
+        return super().learn(
+            total_timesteps, callback, log_interval, tb_log_name, reset_num_timesteps, use_masking, progress_bar
+        )
