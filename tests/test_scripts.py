@@ -248,3 +248,23 @@ def test_long_horizon_study_reads_borrowed_runs(tmp_path):
             (folder / f"HalfCheetah-v5__{name}").write_text("")
     names = [path.name for path in run_files(tmp_path / "long_horizon", own.parent)]
     assert names == ["HalfCheetah-v5__gpg_bootstrap__16envs__seed0.csv", "HalfCheetah-v5__gpg__16envs__seed0.csv"]
+
+
+def test_zoo_suite_runs_resumes_and_reports_a_tiny_grid(tmp_path):
+    args = [str(SCRIPTS / "zoo_suite.py"), "run", "--suite", "smoke", "--seeds", "100", "--budget", "400", "--jobs", "2",
+            "--out", "out"]  # fmt: skip
+    assert "2 runs, 0 already done, 2 to run" in run(*args, cwd=tmp_path)
+    for name in ("CartPole-v1__ppo__seed100", "CartPole-v1__gpg_linear__seed100"):
+        files = sorted(path.name for path in (tmp_path / "out" / "runs" / name).iterdir())
+        assert files == ["args.yml", "config.yml", "evaluations.npz", "meta.json"]  # no model files
+        evaluations = np.load(tmp_path / "out" / "runs" / name / "evaluations.npz")
+        # every twentieth of the budget (RL Zoo rounds the frequency down to whole steps of all envs), 10 episodes each
+        assert len(evaluations["results"]) >= 20 and evaluations["results"].shape[1] == 10
+    assert (
+        "- - - baseline\n    - linear"
+        in (tmp_path / "out" / "runs" / "CartPole-v1__gpg_linear__seed100" / "config.yml").read_text()
+    )
+    assert "2 runs, 2 already done, 0 to run" in run(*args, cwd=tmp_path)
+    table = (tmp_path / "out" / "table.md").read_text()
+    assert "| CartPole-v1 | ppo | 1 |" in table and "| CartPole-v1 | gpg_linear | 1 |" in table
+    assert (tmp_path / "out" / "curves.png").stat().st_size > 10_000
