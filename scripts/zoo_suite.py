@@ -49,8 +49,8 @@ class Setting(NamedTuple):
 STATE_AWARE = [
     Setting("ppo", "ppo"),
     *[
-        Setting(f"gpg_{baseline}_lambda{gae_lambda}", "gpg", (f"baseline:'{baseline}'", f"gae_lambda:{gae_lambda}"))
-        for baseline in ("bins", "linear", "knn")
+        Setting(f"gpg_{baseline}_lambda{gae_lambda}", "gpg", (f"baseline:'{baseline}'", f"gae_lambda:{gae_lambda}", *extra))
+        for baseline, extra in (("bins", ()), ("linear", ()), ("knn", ("baseline_kwargs:{'max_samples':2048}",)))
         for gae_lambda in (1.0, 0.95)
     ],
 ]

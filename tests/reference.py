@@ -61,7 +61,7 @@ class ReferenceGPG:
         self.advantage_scale = advantage_scale
         self.gae_lambda = gae_lambda
         self.baseline = baseline
-        self.baseline_kwargs = {"n_folds": 2, "ridge": 1e-5, "n_neighbors": 16, "max_samples": 2048, **(baseline_kwargs or {})}
+        self.baseline_kwargs = {"n_folds": 2, "ridge": 1e-5, "n_neighbors": 16, "max_samples": 1024, **(baseline_kwargs or {})}
         self.time_of_next_step = [0] * n_envs
 
     def key(self, binning, obs, time, step):

@@ -20,7 +20,7 @@ BASELINES = ("bins", *FITTED_BASELINES)
 BASELINE_KWARGS: dict[str, dict[str, Any]] = {
     "bins": {},
     "linear": {"n_folds": 2, "ridge": 1e-5},
-    "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 2048},
+    "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }
 # Observations are clipped to this range before the linear features, as rllab's LinearFeatureBaseline does
 OBS_CLIP = 10.0
@@ -101,7 +101,8 @@ def _knn_mean(train: np.ndarray, targets: np.ndarray, queries: np.ndarray, n_nei
     # Brute force in blocks of queries: exact, and a matrix product with torch's top-k is faster than a k-d tree in
     # as many dimensions as an observation has
     k = min(n_neighbors, len(train))
-    train_t, queries_t = th.as_tensor(train, dtype=th.float64), th.as_tensor(queries, dtype=th.float64)
+    # Single precision: the distances only rank the neighbours
+    train_t, queries_t = th.as_tensor(train, dtype=th.float32), th.as_tensor(queries, dtype=th.float32)
     norms = (train_t * train_t).sum(dim=1)
     means = np.empty(len(queries), dtype=np.float64)
     for start in range(0, len(queries), KNN_BLOCK):

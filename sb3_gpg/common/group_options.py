@@ -36,7 +36,7 @@ class GroupOptions:
         enter its own baseline: ``"linear"`` (ridge regression on clipped observations, their squares and a cubic in
         the time) or ``"knn"`` (mean return of the nearest samples of other trajectories); see ``fitted_baselines``
     :param baseline_kwargs: the fitted baseline's arguments: ``n_folds`` (both), ``ridge`` (linear), ``n_neighbors``
-        (knn); defaults in ``fitted_baselines.BASELINE_KWARGS``
+        and ``max_samples`` (knn); defaults in ``fitted_baselines.BASELINE_KWARGS``
     """
 
     binning: Binning = "time"
