@@ -361,9 +361,13 @@ def test_differences_name_scenarios():
 
 
 def test_constructor_arguments(pair):
-    """GPG takes the anchor's arguments in the anchor's order, then its own; the defaults differ as DIFFERENCES says."""
+    """
+    GPG takes the anchor's arguments in the anchor's order, then its own options by name; the defaults differ as
+    DIFFERENCES says.
+    """
     anchor, gpg = (inspect.signature(algorithm).parameters for algorithm in pair)
-    assert list(gpg)[: len(anchor) - 1] == list(anchor)[:-1] and list(gpg)[-1] == list(anchor)[-1] == "_init_setup_model"
+    assert list(gpg)[: len(anchor)] == list(anchor) and list(anchor)[-1] == "_init_setup_model"
+    assert list(gpg)[len(anchor) :] == ["group_options"] and gpg["group_options"].kind is inspect.Parameter.VAR_KEYWORD
     for name, parameter in anchor.items():
         difference = DIFFERENCES.get((pair.name, f"default {name}"))
         assert gpg[name].default == (parameter.default if difference is None else difference.gpg), name

@@ -1,5 +1,5 @@
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Generator
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ from sb3_gpg.common.fitted_baselines import (
     trajectory_folds,
 )
 from sb3_gpg.common.group_baseline import advantage_stats, group_baselines, group_bootstrap
-from sb3_gpg.common.group_options import DEFAULTS, GroupOptions
+from sb3_gpg.common.group_options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.common.returns import (
     completed_returns,
     discounted_returns,
@@ -57,28 +57,9 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
     :param gae_lambda: GAE's lambda over the baselines, in [0, 1]; 1: advantages are returns minus baselines
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
-    :param binning: ``"time"`` (episode time), ``"rollout_step"`` (row in the rollout), ``"universal"`` (one bin),
-        ``"spatial"`` (Round(obs / bin_size)), ``"spatial_time"`` (both), ``"state"`` (the observation itself, for
-        discrete observation spaces), or a callable ``f(obs, t) -> keys`` with obs of shape (n_steps, n_envs, ...)
-        (a dict of such arrays for Dict spaces), t the episode times (n_steps, n_envs), and one integer key per sample
-    :param bin_size: epsilon of the spatial bins, one float or one value per flattened observation dimension
-    :param leave_one_out: leave the sample's own trajectory out of its baseline
-    :param min_bin_count: a bin holding fewer returns (other trajectories' only, under ``leave_one_out``) takes its
-        baseline from the next coarser binning (spatial_time -> time -> universal; others -> universal); where even
-        universal holds too few, the advantage is 0
-    :param truncated_returns: ``"keep"`` uses returns cut by the rollout's end as they are (as in the paper);
-        ``"mask"`` leaves those samples out of the bins and out of the loss; ``"bootstrap"`` completes them with the
-        group's estimate of what follows: ``gamma**k`` times the mean first-visit return, among the rollout's complete
-        (not cut) returns, of the bin of the env's next state (with ``min_bin_count`` and the fallbacks; 0 where no
-        level has enough), k steps after the sample
-    :param advantage_scale: ``"none"``, or ``"bin_std"``: every advantage is divided by the standard deviation of
-        the first-visit returns of the bin its baseline came from (the next coarser bin's where that one holds fewer
-        than two returns or no spread; 1 where none has)
-    :param baseline: ``"bins"``, or a baseline fitted per rollout to the group's returns: ``"linear"`` or ``"knn"``
-        (see ``GroupOptions`` and ``fitted_baselines``)
-    :param baseline_kwargs: the fitted baseline's arguments
-    :param kwargs: keyword arguments of the next buffer class in the MRO (``hidden_state_shape`` for the recurrent
-        buffers)
+    :param kwargs: GPG's own options (``GroupOptions``: ``binning``, ``bin_size``, ``leave_one_out``,
+        ``min_bin_count``, ``truncated_returns``, ``advantage_scale``, ``baseline``, ``baseline_kwargs``), and the
+        keyword arguments of the next buffer class in the MRO (``hidden_state_shape`` for the recurrent buffers)
     """
 
     def __init__(
@@ -90,30 +71,20 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         gae_lambda: float = 1.0,
         gamma: float = 0.99,
         n_envs: int = 1,
-        binning: Binning = DEFAULTS.binning,
-        bin_size: float | Sequence[float] = DEFAULTS.bin_size,
-        leave_one_out: bool = DEFAULTS.leave_one_out,
-        min_bin_count: int = DEFAULTS.min_bin_count,
-        truncated_returns: str = DEFAULTS.truncated_returns,
-        advantage_scale: str = DEFAULTS.advantage_scale,
-        baseline: str = DEFAULTS.baseline,
-        baseline_kwargs: dict[str, Any] | None = DEFAULTS.baseline_kwargs,
         **kwargs,
     ):
-        options = GroupOptions(
-            binning, bin_size, leave_one_out, min_bin_count, truncated_returns, advantage_scale, baseline, baseline_kwargs
-        )
+        options = GroupOptions(**{name: kwargs.pop(name) for name in GROUP_OPTION_NAMES if name in kwargs})
         self.bin_size = options.check(flat_obs_dim(observation_space))
-        check_observation_binning(binning, observation_space, baseline)
+        check_observation_binning(options.binning, observation_space, options.baseline)
         if not 0.0 <= gae_lambda <= 1.0:
             raise ValueError(f"gae_lambda must be in [0, 1], got {gae_lambda}: 1.0 gives Monte-Carlo advantages.")
-        self.baseline = baseline
+        self.binning = options.binning
+        self.leave_one_out = options.leave_one_out
+        self.min_bin_count = int(options.min_bin_count)
+        self.truncated_returns = options.truncated_returns
+        self.advantage_scale = options.advantage_scale
+        self.baseline = options.baseline
         self.baseline_kwargs = options.checked_baseline_kwargs()
-        self.binning = binning
-        self.leave_one_out = leave_one_out
-        self.min_bin_count = int(min_bin_count)
-        self.truncated_returns = truncated_returns
-        self.advantage_scale = advantage_scale
         # Episode time of the next sample of each env; carried across rollouts, so not cleared by reset()
         self._next_episode_times = np.zeros(n_envs, dtype=np.int64)
         self._episode_times_computed = False
@@ -410,14 +381,7 @@ class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):  # type: ig
     :param gae_lambda: see ``BaseGroupRolloutBuffer``
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
-    :param binning: see ``BaseGroupRolloutBuffer``
-    :param bin_size: see ``BaseGroupRolloutBuffer``
-    :param leave_one_out: see ``BaseGroupRolloutBuffer``
-    :param min_bin_count: see ``BaseGroupRolloutBuffer``
-    :param truncated_returns: see ``BaseGroupRolloutBuffer``
-    :param advantage_scale: see ``BaseGroupRolloutBuffer``
-    :param baseline: see ``BaseGroupRolloutBuffer``
-    :param baseline_kwargs: see ``BaseGroupRolloutBuffer``
+    :param kwargs: GPG's own options (``GroupOptions``)
     """
 
     observations: dict[str, np.ndarray]

@@ -1,7 +1,7 @@
 """
-GPG's own options, in one place: their names, defaults and meaning. ``GPG``, ``MaskableGPG``, ``RecurrentGPG``, the
-group buffers, RL Zoo's checks and search space and the tests read them from here; the constructors keep them as flat
-keyword arguments, as PPO's hyperparameters are.
+GPG's own options, in one place: their names, defaults and meaning. The algorithms take them as flat keyword
+arguments after PPO's (``GPG(..., binning="time")``), and pass them on to the group buffers, which take them the
+same way; RL Zoo's checks and search space and the tests read them from here.
 """
 
 from collections.abc import Sequence
@@ -19,18 +19,25 @@ class GroupOptions:
     """
     Which samples share a baseline and how their advantages are formed.
 
-    :param binning: which samples share a baseline: ``"time"`` (episode time, the paper's choice),
-        ``"rollout_step"``, ``"universal"`` (one bin: REINFORCE++ / GRPO), ``"spatial"``, ``"spatial_time"``,
-        ``"state"``, or a callable ``f(obs, t) -> keys`` (see ``GroupRolloutBuffer``)
+    :param binning: which samples share a baseline: ``"time"`` (episode time, the paper's choice), ``"rollout_step"``
+        (row in the rollout), ``"universal"`` (one bin: REINFORCE++ / GRPO), ``"spatial"`` (Round(obs / bin_size)),
+        ``"spatial_time"`` (both), ``"state"`` (the observation itself, for discrete observation spaces), or a callable
+        ``f(obs, t) -> keys`` with obs of shape (n_steps, n_envs, ...) (a dict of such arrays for Dict spaces), t the
+        episode times (n_steps, n_envs), and one integer key per sample
     :param bin_size: epsilon of the spatial bins, one float or one value per flattened observation dimension
     :param leave_one_out: leave the sample's own trajectory out of its baseline
     :param min_bin_count: a bin holding fewer returns (other trajectories' only, under ``leave_one_out``) takes its
-        baseline from the next coarser binning; where even universal holds too few, the advantage is 0
-    :param truncated_returns: ``"keep"`` (returns cut by the rollout's end are used as they are, as in the paper),
-        ``"mask"`` (such samples are left out of the bins and out of the loss) or ``"bootstrap"`` (completed with the
-        group's mean complete return from the bin of the env's next state; see ``GroupRolloutBuffer``)
-    :param advantage_scale: ``"none"``, or ``"bin_std"``: each advantage divided by the spread (std) of the
-        first-visit returns in its bin, before the per-minibatch normalisation of ``normalize_advantage``
+        baseline from the next coarser binning (spatial_time -> time -> universal; others -> universal); where even
+        universal holds too few, the advantage is 0
+    :param truncated_returns: ``"keep"`` uses returns cut by the rollout's end as they are (as in the paper);
+        ``"mask"`` leaves those samples out of the bins and out of the loss; ``"bootstrap"`` completes them with the
+        group's estimate of what follows: ``gamma**k`` times the value of the env's next state, k steps after the
+        sample, where the value is the mean first-visit return, among the rollout's complete (not cut) returns, of the
+        next state's bin (with ``min_bin_count`` and the fallbacks; 0 where no level has enough), or the fitted
+        baseline's, fitted on the complete returns
+    :param advantage_scale: ``"none"``, or ``"bin_std"``: every advantage is divided by the standard deviation of the
+        first-visit returns of the bin its baseline came from (the next coarser bin's where that one holds fewer than
+        two returns or no spread; 1 where none has), before the per-minibatch normalisation of ``normalize_advantage``
     :param baseline: ``"bins"`` (the mean first-visit return of the sample's bin), or a baseline fitted per rollout to
         the group's returns on the observation and the episode time, cross-fitted so that no trajectory's returns
         enter its own baseline: ``"linear"`` (ridge regression on clipped observations, their squares and a cubic in
@@ -47,6 +54,22 @@ class GroupOptions:
     advantage_scale: str = "none"
     baseline: str = "bins"
     baseline_kwargs: dict[str, Any] | None = None
+
+    @classmethod
+    def from_kwargs(cls, owner: str, kwargs: dict[str, Any]) -> "GroupOptions":
+        """
+        :param owner: the class the options were given to, for the error
+        :param kwargs: keyword arguments that must all be options
+        :return: the options, defaults filled in
+        :raises TypeError: naming an unknown argument and the options there are, as Python does for a constructor
+        """
+        unknown = sorted(set(kwargs) - set(GROUP_OPTION_NAMES))
+        if unknown:
+            raise TypeError(
+                f"{owner}.__init__() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}: it takes PPO's "
+                f"arguments and GPG's own options {', '.join(GROUP_OPTION_NAMES)}."
+            )
+        return cls(**kwargs)
 
     def check(self, obs_dim: int | None = None, rollout_buffer_kwargs: dict[str, Any] | None = None) -> np.ndarray:
         """
@@ -78,4 +101,3 @@ class GroupOptions:
 
 
 GROUP_OPTION_NAMES = tuple(field.name for field in fields(GroupOptions))
-DEFAULTS = GroupOptions()

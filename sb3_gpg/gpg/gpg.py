@@ -18,7 +18,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from sb3_gpg.common.binning import Binning
 from sb3_gpg.common.buffers import BaseGroupRolloutBuffer, GroupDictRolloutBuffer, GroupRolloutBuffer, group_buffer_class
 from sb3_gpg.common.foreign_policies import check_policy_class, check_saved_policy
-from sb3_gpg.common.group_options import DEFAULTS, GROUP_OPTION_NAMES, GroupOptions
+from sb3_gpg.common.group_options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.common.no_signal import NoSignalCheck
 from sb3_gpg.common.ppo_settings import check_minibatch_size, ignore_critic_settings
 from sb3_gpg.gpg.policies import ActorOnlyPolicy, CnnPolicy, MlpPolicy, MultiInputPolicy
@@ -64,15 +64,9 @@ class GPG(OnPolicyAlgorithm):
     :param verbose: Verbosity level: 0 for no output, 1 for info messages, 2 for debug messages
     :param seed: Seed for the pseudo random generators
     :param device: Device (cpu, cuda, ...) on which the code should be run; auto: the GPU if possible
-    :param binning: GPG's own option, see ``GroupOptions``
-    :param bin_size: GPG's own option, see ``GroupOptions``
-    :param leave_one_out: GPG's own option, see ``GroupOptions``
-    :param min_bin_count: GPG's own option, see ``GroupOptions``
-    :param truncated_returns: GPG's own option, see ``GroupOptions``
-    :param advantage_scale: GPG's own option, see ``GroupOptions``
-    :param baseline: GPG's own option, see ``GroupOptions``
-    :param baseline_kwargs: GPG's own option, see ``GroupOptions``
     :param _init_setup_model: Whether or not to build the network at the creation of the instance
+    :param group_options: GPG's own options, by name (``GroupOptions``: binning, bin_size, leave_one_out, min_bin_count,
+        truncated_returns, advantage_scale, baseline, baseline_kwargs)
     """
 
     policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
@@ -81,6 +75,15 @@ class GPG(OnPolicyAlgorithm):
         "MultiInputPolicy": MultiInputPolicy,
     }
     policy: ActorOnlyPolicy
+    # GPG's own options (see GroupOptions)
+    binning: Binning
+    bin_size: float | Sequence[float]
+    leave_one_out: bool
+    min_bin_count: int
+    truncated_returns: str
+    advantage_scale: str
+    baseline: str
+    baseline_kwargs: dict[str, Any] | None
     rollout_buffer: BaseGroupRolloutBuffer
     # What MaskableGPG and RecurrentGPG change: the policies and buffers they need, and the action spaces they support
     policy_base: ClassVar[type[BasePolicy]] = ActorOnlyPolicy
@@ -114,20 +117,11 @@ class GPG(OnPolicyAlgorithm):
         verbose: int = 0,
         seed: int | None = None,
         device: th.device | str = "auto",
-        binning: Binning = DEFAULTS.binning,
-        bin_size: float | Sequence[float] = DEFAULTS.bin_size,
-        leave_one_out: bool = DEFAULTS.leave_one_out,
-        min_bin_count: int = DEFAULTS.min_bin_count,
-        truncated_returns: str = DEFAULTS.truncated_returns,
-        advantage_scale: str = DEFAULTS.advantage_scale,
-        baseline: str = DEFAULTS.baseline,
-        baseline_kwargs: dict[str, Any] | None = DEFAULTS.baseline_kwargs,
         _init_setup_model: bool = True,
+        **group_options: Any,
     ):
         # Check GPG's own arguments before anything is built or stepped
-        options = GroupOptions(
-            binning, bin_size, leave_one_out, min_bin_count, truncated_returns, advantage_scale, baseline, baseline_kwargs
-        )
+        options = GroupOptions.from_kwargs(type(self).__name__, group_options)
         options.check(rollout_buffer_kwargs=rollout_buffer_kwargs)
         policy_kwargs = ignore_critic_settings(policy_kwargs, vf_coef=vf_coef, clip_range_vf=clip_range_vf)
 
@@ -161,14 +155,8 @@ class GPG(OnPolicyAlgorithm):
         self.clip_range = clip_range
         self.normalize_advantage = normalize_advantage
         self.target_kl = target_kl
-        self.binning = binning
-        self.bin_size = bin_size
-        self.leave_one_out = leave_one_out
-        self.min_bin_count = min_bin_count
-        self.truncated_returns = truncated_returns
-        self.advantage_scale = advantage_scale
-        self.baseline = baseline
-        self.baseline_kwargs = baseline_kwargs
+        # Flat attributes, as SB3 saves and load(..., binning=...) sets them
+        vars(self).update(options.as_kwargs())
         self._no_signal_check = NoSignalCheck()
 
         if _init_setup_model:

@@ -1,4 +1,3 @@
-from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -10,8 +9,7 @@ from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, PyTorchObs, Schedule
 from stable_baselines3.common.vec_env import VecEnv
 
-from sb3_gpg.common.binning import Binning
-from sb3_gpg.common.group_options import DEFAULTS
+from sb3_gpg.common.group_options import GroupOptions
 from sb3_gpg.common.maskable.buffers import MaskableGroupDictRolloutBuffer, MaskableGroupRolloutBuffer
 from sb3_gpg.common.maskable.policies import MaskableActorOnlyPolicy
 from sb3_gpg.common.maskable.utils import check_action_masks
@@ -62,15 +60,9 @@ class MaskableGPG(GPG):
     :param seed: Seed for the pseudo random generators
     :param device: Device (cpu, cuda, ...) on which the code should be run.
         Setting it to auto, the code will be run on the GPU if possible.
-    :param binning: GPG's own option, see ``GroupOptions``
-    :param bin_size: GPG's own option, see ``GroupOptions``
-    :param leave_one_out: GPG's own option, see ``GroupOptions``
-    :param min_bin_count: GPG's own option, see ``GroupOptions``
-    :param truncated_returns: GPG's own option, see ``GroupOptions``
-    :param advantage_scale: GPG's own option, see ``GroupOptions``
-    :param baseline: GPG's own option, see ``GroupOptions``
-    :param baseline_kwargs: GPG's own option, see ``GroupOptions``
     :param _init_setup_model: Whether or not to build the network at the creation of the instance
+    :param group_options: GPG's own options, by name (``GroupOptions``: binning, bin_size, leave_one_out, min_bin_count,
+        truncated_returns, advantage_scale, baseline, baseline_kwargs)
     """
 
     policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
@@ -109,15 +101,8 @@ class MaskableGPG(GPG):
         verbose: int = 0,
         seed: int | None = None,
         device: th.device | str = "auto",
-        binning: Binning = DEFAULTS.binning,
-        bin_size: float | Sequence[float] = DEFAULTS.bin_size,
-        leave_one_out: bool = DEFAULTS.leave_one_out,
-        min_bin_count: int = DEFAULTS.min_bin_count,
-        truncated_returns: str = DEFAULTS.truncated_returns,
-        advantage_scale: str = DEFAULTS.advantage_scale,
-        baseline: str = DEFAULTS.baseline,
-        baseline_kwargs: dict[str, Any] | None = DEFAULTS.baseline_kwargs,
         _init_setup_model: bool = True,
+        **group_options: Any,
     ):
         # Whether the current learn() call masks; MaskablePPO passes it down as an argument of collect_rollouts
         self._use_masking = True
@@ -145,15 +130,9 @@ class MaskableGPG(GPG):
             verbose=verbose,
             seed=seed,
             device=device,
-            binning=binning,
-            bin_size=bin_size,
-            leave_one_out=leave_one_out,
-            min_bin_count=min_bin_count,
-            truncated_returns=truncated_returns,
-            advantage_scale=advantage_scale,
-            baseline=baseline,
-            baseline_kwargs=baseline_kwargs,
             _init_setup_model=_init_setup_model,
+            # Only GPG's options: GPG's other arguments (use_sde, ...) are not this class's
+            **GroupOptions.from_kwargs(type(self).__name__, group_options).as_kwargs(),
         )
 
     def _sample_actions(self, obs_tensor: PyTorchObs, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:

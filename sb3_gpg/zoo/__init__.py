@@ -4,9 +4,10 @@ RL Zoo integration: registers GPG, MaskableGPG and RecurrentGPG in rl_zoo3, then
 RL Zoo has no plugin mechanism: its ``ALGOS``, ``HYPERPARAMS_SAMPLER`` and ``HYPERPARAMS_CONVERTER`` are plain dicts,
 ``--algo`` choices are read from ``ALGOS`` when the parser is built, and the default config is rl_zoo3's own
 ``hyperparams/<algo>.yml``. So, as RL Zoo's maintainers advise for new algorithms (see its SBX guide), this package
-adds ``gpg``, ``gpg_mask``, ``gpg_lstm`` and ``gpg_mask_lstm`` to those dicts (``registry``), trains through a subclass of rl_zoo3's
-``ExperimentManager`` that defaults to the YAML shipped with sb3_gpg and checks the GPG-specific input so that mistakes
-give one-line errors (``experiment``), and otherwise hands over to rl_zoo3's scripts (``commands``, ``plotting``).
+adds ``gpg``, ``gpg_mask``, ``gpg_lstm`` and ``gpg_mask_lstm`` to those dicts (``registry``), trains through a subclass
+of rl_zoo3's ``ExperimentManager`` that defaults to the YAML shipped with sb3_gpg and checks the GPG-specific input so
+that mistakes give one-line errors (``experiment``), and otherwise hands over to rl_zoo3's scripts (``commands``,
+``plotting``).
 Every other algorithm keeps working through the same entry points.
 """
 

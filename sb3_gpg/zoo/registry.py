@@ -153,7 +153,8 @@ def gpg_parameter_names(algorithm: type[GPG] = GPG) -> set[str]:
     :param algorithm: GPG, MaskableGPG or RecurrentGPG
     :return: the keyword arguments the algorithm's constructor accepts from a hyperparameter file
     """
-    return set(inspect.signature(algorithm.__init__).parameters) - {"self", "env", "_init_setup_model"}
+    named = set(inspect.signature(algorithm.__init__).parameters) - {"self", "env", "_init_setup_model", "group_options"}
+    return named | set(GROUP_OPTION_NAMES)
 
 
 def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str, algorithm: type[GPG] = GPG) -> None:
