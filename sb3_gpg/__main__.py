@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> float:
         f"Trained in {elapsed:.0f} s. Evaluation over {args.eval_episodes} episodes (deterministic): "
         f"mean return {mean_return:.1f} +- {std_return:.1f}"
     )
-    return float(mean_return)  # type: ignore[arg-type]  # SB3's evaluate_policy also types the return_episode_rewards=True lists
+    # SB3's evaluate_policy also types the return_episode_rewards=True lists
+    return float(mean_return)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

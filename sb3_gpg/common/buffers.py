@@ -328,7 +328,8 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         """
         if isinstance(self.observations, dict):
             return {
-                key: np.asarray(obs[key], dtype=array.dtype).reshape((self.n_envs, *self.obs_shape[key]))  # type: ignore[misc]  # SB3's obs_shape: a tuple, or a dict of them (Dict spaces, as here)
+                # SB3's obs_shape: a tuple, or a dict of them (Dict spaces, as here)
+                key: np.asarray(obs[key], dtype=array.dtype).reshape((self.n_envs, *self.obs_shape[key]))  # type: ignore[misc]
                 for key, array in self.observations.items()
             }
         return np.asarray(obs, dtype=self.observations.dtype).reshape((self.n_envs, *self.obs_shape))
@@ -341,7 +342,8 @@ class GroupRolloutBuffer(BaseGroupRolloutBuffer):
     parameters.
     """
 
-    def get(self, batch_size: int | None = None) -> Generator[RolloutBufferSamples | DictRolloutBufferSamples, None, None]:  # type: ignore[override]  # SB3's get is typed for the flat samples only
+    # SB3's get is typed for the flat samples only
+    def get(self, batch_size: int | None = None) -> Generator[RolloutBufferSamples | DictRolloutBufferSamples, None, None]:  # type: ignore[override]
         """
         Minibatches of ``batch_size`` samples in a random order drawn per call, as ``RolloutBuffer.get`` draws them:
         SB3's ``get`` without a batch size gathers the whole permutation in one ``_get_samples`` call
@@ -368,7 +370,8 @@ def _slice(field: Any, start: int, stop: int) -> Any:
     return field[start:stop]
 
 
-class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):  # type: ignore[misc]  # SB3 types each buffer's get for its own samples
+# SB3 types each buffer's get for its own samples
+class GroupDictRolloutBuffer(GroupRolloutBuffer, DictRolloutBuffer):  # type: ignore[misc]
     """
     ``GroupRolloutBuffer`` for Dict observation spaces (SB3's ``DictRolloutBuffer`` interface). Spatial and state
     binning use all keys' observations, flattened and concatenated in the space's key order; a binning callable

@@ -144,7 +144,8 @@ class EnvPoolVecEnv(VecEnv):
     def _cast(self, obs: Any) -> Any:
         """Observations in the dtype of ``observation_space`` (EnvPool's may differ, e.g. int32 for Discrete)."""
         if isinstance(obs, dict):
-            return {key: np.asarray(value, dtype=self.observation_space[key].dtype) for key, value in obs.items()}  # type: ignore[index]  # SB3's VecEnv types it as a Space; dict observations come from a Dict space
+            # SB3's VecEnv types it as a Space; dict observations come from a Dict space
+            return {key: np.asarray(value, dtype=self.observation_space[key].dtype) for key, value in obs.items()}  # type: ignore[index]
         return np.asarray(obs, dtype=self._obs_dtype)
 
     def reset(self) -> VecEnvObs:
@@ -210,7 +211,8 @@ class EnvPoolVecEnv(VecEnv):
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """``render_mode`` (None) and ``spec`` (Gymnasium's, where registered); EnvPool's envs live in C++."""
-        count = len(self._get_indices(indices))  # type: ignore[arg-type]  # SB3 types _get_indices as Iterable; it gives a range or a list
+        # SB3 types _get_indices as Iterable; it gives a range or a list
+        count = len(self._get_indices(indices))  # type: ignore[arg-type]
         if attr_name == "render_mode":
             return [None] * count
         if attr_name == "spec":

@@ -48,7 +48,8 @@ class NoSignalCheck:
         if not stats:
             return
         # A rollout whose baselines were fitted (not the bins') informs every sample it has other trajectories for
-        binned = [model.baseline == "bins" or rollout.get("fitted_baseline_fallback", 0.0) > 0 for rollout in stats]  # type: ignore[attr-defined]  # a GPG
+        fitted = getattr(model, "baseline", "bins") != "bins"
+        binned = [not fitted or rollout.get("fitted_baseline_fallback", 0.0) > 0 for rollout in stats]
         own = float(np.mean([rollout["own_baseline_share"] * uses for rollout, uses in zip(stats, binned, strict=True)]))
         none = float(np.mean([rollout["no_baseline_share"] * uses for rollout, uses in zip(stats, binned, strict=True)]))
         if own + none <= NO_SIGNAL_WARNING_SHARE:

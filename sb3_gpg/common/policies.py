@@ -97,7 +97,8 @@ class ActorOnlyMixin:
             super()._build(lr_schedule)  # type: ignore[misc]  # a mixin: the next class in the MRO is the actor-critic policy
         # Drop the value head and the critic's alias of the features extractor, then build the optimizer without them
         del self.value_net, self.vf_features_extractor
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]  # SB3 types optimizer_class as type[Optimizer], which takes no lr (SB3's _build ignores it too)
+        # SB3 types optimizer_class as type[Optimizer], which takes no lr (SB3's _build ignores it too)
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]
 
     @staticmethod
     def _zero_values(reference: th.Tensor) -> th.Tensor:
@@ -130,7 +131,8 @@ class ActorOnlyMixin:
         distribution = self.get_distribution(obs, **distribution_kwargs)
         actions = distribution.get_actions(deterministic=deterministic)
         log_prob = distribution.log_prob(actions)
-        return actions.reshape((-1, *self.action_space.shape)), log_prob  # type: ignore[misc]  # gymnasium's Space.shape is optional
+        # gymnasium's Space.shape is optional
+        return actions.reshape((-1, *self.action_space.shape)), log_prob  # type: ignore[misc]
 
     def evaluate_actions(
         self, obs: PyTorchObs, actions: th.Tensor, **distribution_kwargs
@@ -231,7 +233,8 @@ class ActorOnlyCnnPolicy(ActorOnlyPolicy):
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = NatureCNN, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]
 
 
 class ActorOnlyMultiInputPolicy(ActorOnlyPolicy):
@@ -241,4 +244,5 @@ class ActorOnlyMultiInputPolicy(ActorOnlyPolicy):
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = CombinedExtractor, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]

@@ -180,7 +180,8 @@ class GPG(OnPolicyAlgorithm):
         self,
         env: VecEnv,
         callback: BaseCallback,
-        rollout_buffer: BaseGroupRolloutBuffer,  # type: ignore[override]  # SB3 types it as any RolloutBuffer; _setup_model makes it a group one
+        # SB3 types it as any RolloutBuffer; _setup_model makes it a group one
+        rollout_buffer: BaseGroupRolloutBuffer,  # type: ignore[override]
         n_rollout_steps: int,
     ) -> bool:
         """
@@ -211,7 +212,8 @@ class GPG(OnPolicyAlgorithm):
                 self.policy.reset_noise(env.num_envs)
 
             with th.no_grad():
-                obs_tensor = obs_as_tensor(self._last_obs, self.device)  # type: ignore[arg-type]  # SB3's _last_obs is optional; asserted above
+                # SB3's _last_obs is optional; asserted above
+                obs_tensor = obs_as_tensor(self._last_obs, self.device)  # type: ignore[arg-type]
                 action_tensor, log_probs, stored_with_step = self._sample_actions(obs_tensor, env)
             actions = action_tensor.cpu().numpy()
 
@@ -281,7 +283,8 @@ class GPG(OnPolicyAlgorithm):
         """
         self.policy.set_training_mode(True)
         self._update_learning_rate(self.policy.optimizer)
-        clip_range = self.clip_range(self._current_progress_remaining)  # type: ignore[operator]  # a float or a schedule as given (SB3's PPO types it so); a schedule since _setup_model
+        # a float or a schedule as given (SB3's PPO types it so); a schedule since _setup_model
+        clip_range = self.clip_range(self._current_progress_remaining)  # type: ignore[operator]
 
         entropy_losses, pg_losses, clip_fractions = [], [], []
         continue_training = True

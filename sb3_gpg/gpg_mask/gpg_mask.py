@@ -70,7 +70,8 @@ class MaskableGPG(GPG):
         "CnnPolicy": CnnPolicy,
         "MultiInputPolicy": MultiInputPolicy,
     }
-    policy: MaskableActorOnlyPolicy  # type: ignore[assignment]  # sb3-contrib's MaskableActorCriticPolicy is no ActorCriticPolicy
+    # sb3-contrib's MaskableActorCriticPolicy is no ActorCriticPolicy
+    policy: MaskableActorOnlyPolicy  # type: ignore[assignment]
     rollout_buffer: MaskableGroupRolloutBuffer
     policy_base: ClassVar[type[BasePolicy]] = MaskableActorOnlyPolicy
     rollout_buffer_classes = (MaskableGroupRolloutBuffer, MaskableGroupDictRolloutBuffer)
@@ -107,7 +108,8 @@ class MaskableGPG(GPG):
         # Whether the current learn() call masks; MaskablePPO passes it down as an argument of collect_rollouts
         self._use_masking = True
         super().__init__(
-            policy,  # type: ignore[arg-type]  # sb3-contrib's MaskableActorCriticPolicy is no ActorCriticPolicy (policy_base is checked)
+            # sb3-contrib's MaskableActorCriticPolicy is no ActorCriticPolicy (policy_base is checked)
+            policy,  # type: ignore[arg-type]
             env,
             learning_rate=learning_rate,
             n_steps=n_steps,

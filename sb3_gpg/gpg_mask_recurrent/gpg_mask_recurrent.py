@@ -75,7 +75,8 @@ class MaskableRecurrentGPG(MaskableGPG, RecurrentGPG):
     policy: MaskableRecurrentActorOnlyPolicy  # type: ignore[assignment]  # builds on sb3-contrib's RecurrentActorCriticPolicy
     rollout_buffer: MaskableRecurrentGroupRolloutBuffer  # type: ignore[assignment]  # MaskableGPG's is not recurrent
     policy_base: ClassVar[type[BasePolicy]] = MaskableRecurrentActorOnlyPolicy
-    rollout_buffer_classes = (MaskableRecurrentGroupRolloutBuffer, MaskableRecurrentGroupDictRolloutBuffer)  # type: ignore[assignment]  # MaskableGPG's are not recurrent
+    # MaskableGPG's are not recurrent
+    rollout_buffer_classes = (MaskableRecurrentGroupRolloutBuffer, MaskableRecurrentGroupDictRolloutBuffer)  # type: ignore[assignment]
 
     def __init__(
         self,

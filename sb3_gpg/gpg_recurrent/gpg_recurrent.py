@@ -66,7 +66,8 @@ class RecurrentGPG(GPG):
         "CnnLstmPolicy": CnnLstmPolicy,
         "MultiInputLstmPolicy": MultiInputLstmPolicy,
     }
-    policy: RecurrentActorOnlyPolicy  # type: ignore[assignment]  # builds on sb3-contrib's RecurrentActorCriticPolicy, not ActorOnlyPolicy
+    # builds on sb3-contrib's RecurrentActorCriticPolicy, not ActorOnlyPolicy
+    policy: RecurrentActorOnlyPolicy  # type: ignore[assignment]
     rollout_buffer: RecurrentGroupRolloutBuffer
     policy_base: ClassVar[type[BasePolicy]] = RecurrentActorOnlyPolicy
     rollout_buffer_classes = (RecurrentGroupRolloutBuffer, RecurrentGroupDictRolloutBuffer)

@@ -146,7 +146,8 @@ def enjoy(argv: list[str]) -> None:
         def predict(self, *args: Any, action_masks: np.ndarray | None = None, **kwargs: Any) -> tuple[np.ndarray, Any]:
             if action_masks is None:
                 action_masks = get_action_masks(envs[-1])
-            return super().predict(*args, action_masks=action_masks, **kwargs)  # type: ignore[misc]  # a mixin: the next class in the MRO is the algorithm
+            # a mixin: the next class in the MRO is the algorithm
+            return super().predict(*args, action_masks=action_masks, **kwargs)  # type: ignore[misc]
 
     class PlayingMaskableGPG(PlayingWithMasks, MaskableGPG):
         pass

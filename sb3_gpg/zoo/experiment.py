@@ -65,7 +65,8 @@ class ZooExperimentManager(ExperimentManager):
         if algo in GPG_ALGOS and config is None:
             # Saved in args.yml as the file the run used
             config = args.conf_file = str(GPG_ALGOS[algo][1])
-        super().__init__(args, algo, *zoo_args, config=config, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *zoo_args stops before config (mypy#6799)
+        # mypy cannot tell that *zoo_args stops before config (mypy#6799)
+        super().__init__(args, algo, *zoo_args, config=config, **kwargs)  # type: ignore[misc]
 
     def read_hyperparameters(self) -> tuple[dict[str, Any], dict[str, Any]]:
         if self.algo not in GPG_ALGOS:
@@ -137,7 +138,8 @@ class EnvPoolExperimentManager(ZooExperimentManager):
         # default_vec_env_cls): EnvPool's for training, DummyVecEnv's for evaluation
         monitor_dir = None if eval_env or no_log else self.save_path
         with self._vec_env_class_lock:
-            self.vec_env_class = DummyVecEnv if eval_env else functools.partial(self._make_envpool_env, monitor_dir)  # type: ignore[assignment]  # rl_zoo3 leaves it unannotated (inferred as ABCMeta); any VecEnv maker does
+            # rl_zoo3 leaves it unannotated (inferred as ABCMeta); any VecEnv maker does
+            self.vec_env_class = DummyVecEnv if eval_env else functools.partial(self._make_envpool_env, monitor_dir)  # type: ignore[assignment]
             return super().create_envs(n_envs, eval_env=eval_env, no_log=no_log)
 
     def _make_envpool_env(self, monitor_dir: str | None, env_fns: list, **_: Any) -> VecEnv:

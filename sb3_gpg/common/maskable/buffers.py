@@ -3,7 +3,8 @@ from sb3_contrib.common.maskable.buffers import MaskableDictRolloutBuffer, Maska
 from sb3_gpg.common.buffers import GroupDictRolloutBuffer, GroupRolloutBuffer
 
 
-class MaskableGroupRolloutBuffer(GroupRolloutBuffer, MaskableRolloutBuffer):  # type: ignore[misc]  # sb3-contrib types add as add(*args, action_masks=...), and get for its own samples
+# sb3-contrib types add as add(*args, action_masks=...), and get for its own samples
+class MaskableGroupRolloutBuffer(GroupRolloutBuffer, MaskableRolloutBuffer):  # type: ignore[misc]
     """
     ``GroupRolloutBuffer`` that also stores the action masks of every sample, as sb3-contrib's
     ``MaskableRolloutBuffer``: ``add(..., action_masks=...)``, and ``get`` yields ``MaskableRolloutBufferSamples``.

@@ -12,7 +12,8 @@ from sb3_gpg.common.maskable.utils import check_action_masks
 from sb3_gpg.common.policies import ActorOnlyMixin, actor_net_arch
 
 
-class MaskableActorOnlyPolicy(ActorOnlyMixin, MaskableActorCriticPolicy):  # type: ignore[misc]  # sb3-contrib's forward and evaluate_actions take action_masks positionally; the mixin's (shared with SB3's) by keyword
+# sb3-contrib's forward and evaluate_actions take action_masks positionally; the mixin's (shared with SB3's) by keyword
+class MaskableActorOnlyPolicy(ActorOnlyMixin, MaskableActorCriticPolicy):  # type: ignore[misc]
     """
     Policy of MaskableGPG: the actor of sb3-contrib's ``MaskableActorCriticPolicy`` with no value network and no value
     head. Everything else is ``MaskableActorCriticPolicy``'s: its maskable distributions (Discrete, MultiDiscrete,
@@ -94,7 +95,8 @@ class MaskableActorOnlyCnnPolicy(MaskableActorOnlyPolicy):
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = NatureCNN, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]
 
 
 class MaskableActorOnlyMultiInputPolicy(MaskableActorOnlyPolicy):
@@ -104,4 +106,5 @@ class MaskableActorOnlyMultiInputPolicy(MaskableActorOnlyPolicy):
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = CombinedExtractor, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]

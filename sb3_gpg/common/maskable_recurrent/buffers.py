@@ -53,7 +53,8 @@ class _MaskSequences:
         return MaskableRecurrentRolloutBufferSamples(**samples._asdict(), action_masks=action_masks)
 
 
-class MaskableRecurrentGroupRolloutBuffer(_MaskSequences, RecurrentGroupRolloutBuffer, MaskableRolloutBuffer):  # type: ignore[misc]  # sb3-contrib types add, get and _get_samples for its own buffers
+# sb3-contrib types add, get and _get_samples for its own buffers
+class MaskableRecurrentGroupRolloutBuffer(_MaskSequences, RecurrentGroupRolloutBuffer, MaskableRolloutBuffer):  # type: ignore[misc]
     """
     ``RecurrentGroupRolloutBuffer`` (GPG's returns, bins and advantages with every option; the LSTM states stored with
     every step, ``add(..., lstm_states=...)``; minibatches of padded sequences) that also stores the action masks of
@@ -72,7 +73,8 @@ class MaskableRecurrentGroupRolloutBuffer(_MaskSequences, RecurrentGroupRolloutB
     """
 
 
-class MaskableRecurrentGroupDictRolloutBuffer(_MaskSequences, RecurrentGroupDictRolloutBuffer, MaskableDictRolloutBuffer):  # type: ignore[misc]  # likewise
+# likewise
+class MaskableRecurrentGroupDictRolloutBuffer(_MaskSequences, RecurrentGroupDictRolloutBuffer, MaskableDictRolloutBuffer):  # type: ignore[misc]
     """
     ``MaskableRecurrentGroupRolloutBuffer`` for Dict observation spaces (``RecurrentGroupDictRolloutBuffer`` with
     sb3-contrib's ``MaskableDictRolloutBuffer``). See ``MaskableRecurrentGroupRolloutBuffer`` for the parameters.

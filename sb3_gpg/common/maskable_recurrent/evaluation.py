@@ -46,4 +46,5 @@ def evaluate_policy(model: Any, env: gym.Env | VecEnv, *args: Any, **kwargs: Any
     :param model: a MaskableRecurrentGPG
     :param env: the evaluation env, with an ``action_masks()`` method
     """
-    return maskable_evaluate_policy(CarriedStates(model), env, *args, **kwargs)  # type: ignore[arg-type]  # it calls predict alone
+    # it calls predict alone
+    return maskable_evaluate_policy(CarriedStates(model), env, *args, **kwargs)  # type: ignore[arg-type]

@@ -24,7 +24,8 @@ class _MaskableHead(RecurrentActorCriticPolicy):
 
     def _build(self, lr_schedule: Schedule) -> None:
         self.action_dist = make_masked_proba_distribution(self.action_space)
-        MaskableActorCriticPolicy._build(self, lr_schedule)  # type: ignore[arg-type]  # it reads only what every actor-critic policy has
+        # it reads only what every actor-critic policy has
+        MaskableActorCriticPolicy._build(self, lr_schedule)  # type: ignore[arg-type]
 
     _get_action_dist_from_latent = MaskableActorCriticPolicy._get_action_dist_from_latent
 
@@ -81,7 +82,8 @@ class MaskableRecurrentActorOnlyPolicy(RecurrentActorOnlyPolicy, _MaskableHead):
         if self._action_masks is not None:
             first = next(iter(observation.values())) if isinstance(observation, dict) else observation
             self._action_masks = check_action_masks(np.asarray(self._action_masks), self.action_space, len(first))
-        return super()._predict(observation, lstm_states, episode_starts, deterministic)  # type: ignore[arg-type]  # sb3-contrib types observations as tensors; Dict ones come too
+        # sb3-contrib types observations as tensors; Dict ones come too
+        return super()._predict(observation, lstm_states, episode_starts, deterministic)  # type: ignore[arg-type]
 
     def predict(
         self,
@@ -108,7 +110,8 @@ class MaskableRecurrentActorOnlyCnnPolicy(MaskableRecurrentActorOnlyPolicy):
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = NatureCNN, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]
 
 
 class MaskableRecurrentActorOnlyMultiInputPolicy(MaskableRecurrentActorOnlyPolicy):
@@ -118,4 +121,5 @@ class MaskableRecurrentActorOnlyMultiInputPolicy(MaskableRecurrentActorOnlyPolic
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = CombinedExtractor, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]

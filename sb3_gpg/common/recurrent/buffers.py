@@ -57,7 +57,8 @@ class _RecurrentGroup:
         return samples._replace(mask=self.pad_and_flatten(self.loss_mask[batch_inds].astype(np.float32)))
 
 
-class RecurrentGroupRolloutBuffer(_RecurrentGroup, BaseGroupRolloutBuffer, RecurrentRolloutBuffer):  # type: ignore[misc]  # sb3-contrib types add as add(*args, lstm_states=...), and _get_samples with env_change
+# sb3-contrib types add as add(*args, lstm_states=...), and _get_samples with env_change
+class RecurrentGroupRolloutBuffer(_RecurrentGroup, BaseGroupRolloutBuffer, RecurrentRolloutBuffer):  # type: ignore[misc]
     """
     ``BaseGroupRolloutBuffer`` with sb3-contrib's ``RecurrentRolloutBuffer``: the LSTM states stored with every step
     (``add(..., lstm_states=...)``) and minibatches of padded sequences (``RecurrentRolloutBuffer``'s ``get``).
@@ -77,7 +78,8 @@ class RecurrentGroupRolloutBuffer(_RecurrentGroup, BaseGroupRolloutBuffer, Recur
     """
 
 
-class RecurrentGroupDictRolloutBuffer(_RecurrentGroup, BaseGroupRolloutBuffer, RecurrentDictRolloutBuffer):  # type: ignore[misc]  # likewise
+# likewise
+class RecurrentGroupDictRolloutBuffer(_RecurrentGroup, BaseGroupRolloutBuffer, RecurrentDictRolloutBuffer):  # type: ignore[misc]
     """
     ``RecurrentGroupRolloutBuffer`` for Dict observation spaces (with sb3-contrib's ``RecurrentDictRolloutBuffer``).
     See ``RecurrentGroupRolloutBuffer`` for the parameters.

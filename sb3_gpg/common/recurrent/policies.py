@@ -116,7 +116,8 @@ class RecurrentActorOnlyPolicy(ActorOnlyMixin, RecurrentActorCriticPolicy):
         distribution, lstm_states = self.get_distribution(obs, lstm_states, episode_starts)
         actions = distribution.get_actions(deterministic=deterministic)
         log_prob = distribution.log_prob(actions)
-        return actions.reshape((-1, *self.action_space.shape)), log_prob, lstm_states  # type: ignore[misc]  # gymnasium's Space.shape is optional
+        # gymnasium's Space.shape is optional
+        return actions.reshape((-1, *self.action_space.shape)), log_prob, lstm_states  # type: ignore[misc]
 
     def forward(  # type: ignore[override]  # sb3-contrib's recurrent signature (LSTM states), not the mixin's
         self, obs: th.Tensor, lstm_states: RNNStates, episode_starts: th.Tensor, deterministic: bool = False
@@ -153,7 +154,8 @@ class RecurrentActorOnlyCnnPolicy(RecurrentActorOnlyPolicy):
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = NatureCNN, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]
 
 
 class RecurrentActorOnlyMultiInputPolicy(RecurrentActorOnlyPolicy):
@@ -163,4 +165,5 @@ class RecurrentActorOnlyMultiInputPolicy(RecurrentActorOnlyPolicy):
     """
 
     def __init__(self, *args, features_extractor_class: type[BaseFeaturesExtractor] = CombinedExtractor, **kwargs):
-        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]  # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        # mypy cannot tell that *args stops before features_extractor_class (mypy#6799)
+        super().__init__(*args, features_extractor_class=features_extractor_class, **kwargs)  # type: ignore[misc]
