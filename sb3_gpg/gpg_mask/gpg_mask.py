@@ -75,6 +75,8 @@ class MaskableGPG(GPG):
     rollout_buffer: MaskableGroupRolloutBuffer
     policy_base: ClassVar[type[BasePolicy]] = MaskableActorOnlyPolicy
     rollout_buffer_classes = (MaskableGroupRolloutBuffer, MaskableGroupDictRolloutBuffer)
+    # Whether the current learn() call masks (set by learn); MaskablePPO passes it down as an argument of collect_rollouts
+    _use_masking: bool = True
     supported_action_spaces = (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 
     def __init__(
@@ -105,8 +107,6 @@ class MaskableGPG(GPG):
         _init_setup_model: bool = True,
         **group_options: Any,
     ):
-        # Whether the current learn() call masks; MaskablePPO passes it down as an argument of collect_rollouts
-        self._use_masking = True
         super().__init__(
             # sb3-contrib's MaskableActorCriticPolicy is no ActorCriticPolicy (policy_base is checked)
             policy,  # type: ignore[arg-type]

@@ -4,10 +4,9 @@ import numpy as np
 import torch as th
 from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.policies import BasePolicy
-from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, PyTorchObs, Schedule
+from stable_baselines3.common.type_aliases import MaybeCallback, PyTorchObs
 from stable_baselines3.common.vec_env import VecEnv
 
-from sb3_gpg.common.group_options import GroupOptions
 from sb3_gpg.common.maskable.utils import check_action_masks
 from sb3_gpg.common.maskable_recurrent.buffers import (
     MaskableRecurrentGroupDictRolloutBuffer,
@@ -78,65 +77,9 @@ class MaskableRecurrentGPG(MaskableGPG, RecurrentGPG):
     # MaskableGPG's are not recurrent
     rollout_buffer_classes = (MaskableRecurrentGroupRolloutBuffer, MaskableRecurrentGroupDictRolloutBuffer)  # type: ignore[assignment]
 
-    def __init__(
-        self,
-        policy: str | type[MaskableRecurrentActorOnlyPolicy],
-        env: GymEnv | str,
-        learning_rate: float | Schedule = 3e-4,
-        n_steps: int = 128,
-        batch_size: int = 128,
-        n_epochs: int = 10,
-        gamma: float = 0.99,
-        gae_lambda: float = 1.0,
-        clip_range: float | Schedule = 0.2,
-        clip_range_vf: float | Schedule | None = None,
-        normalize_advantage: bool = True,
-        ent_coef: float = 0.0,
-        vf_coef: float | None = None,
-        max_grad_norm: float = 0.5,
-        use_sde: bool = False,
-        sde_sample_freq: int = -1,
-        target_kl: float | None = None,
-        stats_window_size: int = 100,
-        tensorboard_log: str | None = None,
-        policy_kwargs: dict[str, Any] | None = None,
-        verbose: int = 0,
-        seed: int | None = None,
-        device: th.device | str = "auto",
-        _init_setup_model: bool = True,
-        **group_options: Any,
-    ):
-        # MaskableGPG.__init__ takes MaskablePPO's arguments, not RecurrentPPO's: RecurrentGPG's builds the model, and
-        # this is what MaskableGPG's adds
-        self._use_masking = True
-        super(MaskableGPG, self).__init__(
-            policy,
-            env,
-            learning_rate=learning_rate,
-            n_steps=n_steps,
-            batch_size=batch_size,
-            n_epochs=n_epochs,
-            gamma=gamma,
-            gae_lambda=gae_lambda,
-            clip_range=clip_range,
-            clip_range_vf=clip_range_vf,
-            normalize_advantage=normalize_advantage,
-            ent_coef=ent_coef,
-            vf_coef=vf_coef,
-            max_grad_norm=max_grad_norm,
-            use_sde=use_sde,
-            sde_sample_freq=sde_sample_freq,
-            target_kl=target_kl,
-            stats_window_size=stats_window_size,
-            tensorboard_log=tensorboard_log,
-            policy_kwargs=policy_kwargs,
-            verbose=verbose,
-            seed=seed,
-            device=device,
-            _init_setup_model=_init_setup_model,
-            # Only GPG's options: GPG's other arguments (use_sde, ...) are not this class's
-            **GroupOptions.from_kwargs(type(self).__name__, group_options).as_kwargs(),
-        )
+    # RecurrentPPO's arguments and defaults: RecurrentGPG's constructor, whose super() then reaches GPG's (MaskableGPG's
+    # takes MaskablePPO's arguments); MaskableGPG's class default turns masking on
+    __init__ = RecurrentGPG.__init__
 
     def _sample_actions(self, obs_tensor: PyTorchObs, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
         """
