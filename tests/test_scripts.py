@@ -1,5 +1,6 @@
 """Smoke configurations of the benchmark scripts: they run end to end, write their outputs and resume."""
 
+import json
 import runpy
 import subprocess
 import sys
@@ -7,10 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.stats
+import yaml
 from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG
 from sb3_gpg.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
+from sb3_gpg.zoo.suite import Setting, Suite, random_scores
+from sb3_gpg.zoo.suite_report import report
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -260,6 +265,8 @@ def test_zoo_suite_runs_resumes_and_reports_a_tiny_grid(tmp_path):
         evaluations = np.load(tmp_path / "out" / "runs" / name / "evaluations.npz")
         # every twentieth of the budget (RL Zoo rounds the frequency down to whole steps of all envs), 10 episodes each
         assert len(evaluations["results"]) >= 20 and evaluations["results"].shape[1] == 10
+        saved_args = yaml.load((tmp_path / "out" / "runs" / name / "args.yml").read_text(), Loader=yaml.UnsafeLoader)
+        assert dict(saved_args)["seed"] == 100 and dict(saved_args)["eval_seed"] == 10_100  # evaluated apart
     assert (
         "- - - baseline\n    - linear"
         in (tmp_path / "out" / "runs" / "CartPole-v1__gpg_linear__seed100" / "config.yml").read_text()
@@ -268,3 +275,62 @@ def test_zoo_suite_runs_resumes_and_reports_a_tiny_grid(tmp_path):
     table = (tmp_path / "out" / "table.md").read_text()
     assert "| CartPole-v1 | ppo | 1 |" in table and "| CartPole-v1 | gpg_linear | 1 |" in table
     assert (tmp_path / "out" / "curves.png").stat().st_size > 10_000
+    assert not (tmp_path / "out" / "aggregate.md").exists()  # no random policy's scores yet
+
+    # The same run submitted to a Ray instance started here trains to the same evaluations
+    pytest.importorskip("ray")
+    ray_args = [*args[:-1], "ray_out", "--settings", "ppo", "--ray-address", "local"]
+    assert "1 runs, 0 already done, 1 to run, on Ray (local)" in run(*ray_args, cwd=tmp_path)
+    run_folders = [tmp_path / out / "runs" / "CartPole-v1__ppo__seed100" for out in ("out", "ray_out")]
+    evaluations = [np.load(folder / "evaluations.npz") for folder in run_folders]
+    np.testing.assert_array_equal(evaluations[0]["results"], evaluations[1]["results"])
+
+
+def test_zoo_suite_refuses_what_is_not_in_the_suite(tmp_path):
+    result = subprocess.run([sys.executable, str(SCRIPTS / "zoo_suite.py"), "run", "--suite", "smoke", "--envs", "Hopper-v5",
+                             "--out", "out"], cwd=tmp_path, capture_output=True, text=True)  # fmt: skip
+    assert result.returncode == 2 and "not in the smoke suite: Hopper-v5; its tasks: CartPole-v1" in result.stderr
+
+
+def test_random_policy_scores_are_seeded_episodes_of_uniform_actions():
+    scores = random_scores(["CartPole-v1", "Pendulum-v1"], seed=10_000, n_episodes=20)
+    assert scores == random_scores(["CartPole-v1", "Pendulum-v1"], seed=10_000, n_episodes=20)
+    # CartPole: about 22 steps when acting at random; Pendulum: 200 steps of at most 0 and about -1200 in all
+    assert 10 < scores["CartPole-v1"]["mean"] < 40 and -1600 < scores["Pendulum-v1"]["mean"] < -800
+    assert scores["CartPole-v1"]["episodes"] == 20
+
+
+def fake_run(out, name, final_returns, wall_time_s=60.0):
+    """A finished run whose evaluations rise to ``final_returns`` (one per episode) at the last of 20."""
+    folder = out / "runs" / name
+    folder.mkdir(parents=True)
+    results = np.linspace(0.0, 1.0, 20)[:, None] * np.asarray(final_returns, float)[None, :]
+    np.savez(folder / "evaluations.npz", timesteps=np.arange(1, 21) * 100, results=results)
+    (folder / "meta.json").write_text(json.dumps({"wall_time_s": wall_time_s}))
+
+
+def test_zoo_suite_report_normalises_by_ppo_and_random_and_aggregates_with_rliable(tmp_path):
+    pytest.importorskip("rliable")
+    out = tmp_path / "out"
+    suite = Suite(["CartPole-v1", "Pendulum-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
+    ppo = {"CartPole-v1": [500.0, 400.0], "Pendulum-v1": [-200.0, -300.0]}
+    gpg = {"CartPole-v1": [450.0, 500.0], "Pendulum-v1": [-600.0, -250.0]}
+    random = {"CartPole-v1": 20.0, "Pendulum-v1": -1200.0}
+    for seed in (0, 1):
+        for env_id in suite.tasks:
+            fake_run(out, f"{env_id}__ppo__seed{seed}", [ppo[env_id][seed]] * 10)
+            fake_run(out, f"{env_id}__gpg__seed{seed}", [gpg[env_id][seed]] * 10, wall_time_s=30.0)
+    (out / "random_scores.json").write_text(json.dumps({env_id: {"mean": value} for env_id, value in random.items()}))
+    text = report(suite, out)
+    # By hand: PPO's means 450 and -250; GPG's normalised scores 430/430, 480/430 and 600/950, 950/950
+    normalised = np.array([[430 / 430, 600 / 950], [480 / 430, 950 / 950]])
+    assert f"| CartPole-v1 | gpg | 2 | 475.0 ± 25.0 | {np.linspace(0, 1, 20)[-5:].mean() * 475:.1f} ± " in text
+    assert "| CartPole-v1 | gpg | 2 |" in text and "| 1.06 | 0.5 |" in text  # 475 / 450; half PPO's wall time
+    assert f"{normalised[:, 0].mean():.2f} ± {normalised[:, 0].std():.2f}" in (out / "aggregate.md").read_text()
+    iqm = scipy.stats.trim_mean(normalised.ravel(), 0.25)
+    assert f"| gpg | 2 | {iqm:.2f} [" in text
+    # P(GPG > PPO) per task over the 4 pairs of runs (a tie counts half), averaged: CartPole 2.5 (GPG 1.0 and 1.12
+    # against PPO 1.12 and 0.88), Pendulum 1 (0.63 and 1.0 against 1.05 and 0.95): (0.625 + 0.25) / 2
+    (aggregate_row,) = [line for line in text.splitlines() if line.startswith("| gpg | 2 |")]
+    assert aggregate_row.split("|")[5].strip().startswith("0.44 [")
+    assert (out / "profile.png").stat().st_size > 10_000 and (out / "curves.png").stat().st_size > 10_000

@@ -30,7 +30,7 @@ from sb3_gpg.zoo import (
     sample_gpg_params,
     searched_binnings,
 )
-from sb3_gpg.zoo.commands import replaced
+from sb3_gpg.zoo.commands import _take_eval_seed, replaced
 from sb3_gpg.zoo.experiment import ZooExperimentManager
 from sb3_gpg.zoo.registry import SEARCHED_BINNINGS
 
@@ -148,8 +148,34 @@ def test_recurrent_gpg_trains_and_enjoys(tmp_path):
 
 
 def test_ppo_through_the_same_entry_point(tmp_path):
-    cli("sb3_gpg.train", "--algo", "ppo", *QUICK_TRAIN, "-f", "logs", cwd=tmp_path)
-    assert (tmp_path / "logs" / "ppo" / "CartPole-v1_1" / "CartPole-v1.zip").exists()
+    cli("sb3_gpg.train", "--algo", "ppo", *QUICK_TRAIN, "-f", "logs", "--eval-seed", "1000", cwd=tmp_path)
+    run_folder = tmp_path / "logs" / "ppo" / "CartPole-v1_1"
+    assert (run_folder / "CartPole-v1.zip").exists()
+    saved_args = yaml.load((run_folder / "CartPole-v1" / "args.yml").read_text(), Loader=yaml.UnsafeLoader)
+    assert dict(saved_args)["eval_seed"] == 1000
+
+
+@pytest.mark.parametrize("algo", ["gpg", "ppo"])
+def test_eval_seed_seeds_the_evaluation_envs_apart_from_training(tmp_path, algo):
+    def seeded(seed, n_envs):
+        return np.stack([gym.make("CartPole-v1").reset(seed=seed + rank)[0] for rank in range(n_envs)])
+
+    kwargs = dict(seed=3, verbose=0)
+    zoo = ZooExperimentManager(argparse.Namespace(), algo, "CartPole-v1", str(tmp_path), **kwargs)
+    # rl_zoo3's own: the evaluation envs start where the training envs do
+    np.testing.assert_array_equal(zoo.create_envs(2, eval_env=True).reset(), seeded(3, 2))
+    args = argparse.Namespace()
+    manager = ZooExperimentManager(args, algo, "CartPole-v1", str(tmp_path), eval_seed=1003, **kwargs)
+    np.testing.assert_array_equal(manager.create_envs(2, eval_env=True).reset(), seeded(1003, 2))
+    np.testing.assert_array_equal(manager.create_envs(2, no_log=True).reset(), seeded(3, 2))
+    assert manager.seed == 3 and args.eval_seed == 1003
+
+
+def test_eval_seed_is_taken_before_rl_zoo3_reads_the_arguments():
+    argv = ["--algo", "ppo", "--eval-freq", "10", "--eval-seed", "7", "--seed", "2"]
+    assert _take_eval_seed(argv) == (7, ["--algo", "ppo", "--eval-freq", "10", "--seed", "2"])
+    assert _take_eval_seed(["--eval-seed=8"]) == (8, [])
+    assert _take_eval_seed(["--eval-freq", "10"]) == (None, ["--eval-freq", "10"])
 
 
 @pytest.mark.parametrize("algo", ["gpg", "ppo"])

@@ -6,6 +6,7 @@ their arguments from ``sys.argv``; what else of rl_zoo3 is replaced while one ru
 import argparse
 import contextlib
 import difflib
+import functools
 import importlib
 import os
 import runpy
@@ -91,18 +92,31 @@ def _check_env(env_id: str, gym_packages: list[str]) -> None:
         raise ZooError(f"Unknown environment {env_id!r}" + (f": did you mean {match[0]!r}?" if match else "."))
 
 
+def _take_eval_seed(argv: list[str]) -> tuple[int | None, list[str]]:
+    """
+    :param argv: the train arguments
+    :return: ``--eval-seed`` (None where not given) and the arguments for rl_zoo3, which does not know it
+    """
+    parser = argparse.ArgumentParser(prog="sb3_gpg.train", add_help=False, allow_abbrev=False)
+    parser.add_argument("--eval-seed", type=int, default=None)
+    own, rest = parser.parse_known_args(argv)
+    return own.eval_seed, rest
+
+
 def train(argv: list[str]) -> None:
     """
     ``rl_zoo3.train`` with GPG registered and checked (see ``ZooExperimentManager``); ``--vec-env envpool`` (any
-    ``--algo``) trains on EnvPool's envs and evaluates on Gymnasium's.
+    ``--algo``) trains on EnvPool's envs and evaluates on Gymnasium's; ``--eval-seed N`` (any ``--algo``) seeds the
+    evaluation envs with N instead of the training seed.
 
-    :param argv: rl_zoo3's train arguments
+    :param argv: rl_zoo3's train arguments, and ``--eval-seed``
     :raises ZooError: for an unknown env, a missing entry, an unknown key or a bad GPG value
     """
     from rl_zoo3 import train as zoo_train
 
     from sb3_gpg.zoo.experiment import EnvPoolExperimentManager, ZooExperimentManager
 
+    eval_seed, argv = _take_eval_seed(argv)
     args = _parse_early_arguments(argv)
     _check_env(args.env, args.gym_packages)
     manager = ZooExperimentManager
@@ -118,7 +132,7 @@ def train(argv: list[str]) -> None:
         ]
         manager = EnvPoolExperimentManager
     # rl_zoo3's train() takes no ExperimentManager: it builds the one its module names
-    with replaced(vars(zoo_train), "ExperimentManager", manager):
+    with replaced(vars(zoo_train), "ExperimentManager", functools.partial(manager, eval_seed=eval_seed)):
         run_script("sb3_gpg.train", argv, zoo_train.train)
 
 

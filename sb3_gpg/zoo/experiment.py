@@ -59,14 +59,36 @@ class ZooExperimentManager(ExperimentManager):
     rl_zoo3's ``ExperimentManager`` (same arguments); for sb3_gpg's algorithms (``GPG_ALGOS``) it defaults to
     sb3_gpg's hyperparameter file, checks the entry, evaluates ``gpg_mask`` and ``gpg_mask_lstm`` with action masks and
     searches the binnings that suit the observations. Other algorithms run as rl_zoo3 runs them.
+
+    :param eval_seed: the seed of the evaluation envs (``--eval-seed``); None: the training seed, as in rl_zoo3, whose
+        evaluation then starts from the first training episode's initial states
     """
 
-    def __init__(self, args: argparse.Namespace, algo: str, *zoo_args: Any, config: str | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        algo: str,
+        *zoo_args: Any,
+        config: str | None = None,
+        eval_seed: int | None = None,
+        **kwargs: Any,
+    ):
         if algo in GPG_ALGOS and config is None:
             # Saved in args.yml as the file the run used
             config = args.conf_file = str(GPG_ALGOS[algo][1])
+        self.eval_seed = args.eval_seed = eval_seed
         # mypy cannot tell that *zoo_args stops before config (mypy#6799)
         super().__init__(args, algo, *zoo_args, config=config, **kwargs)  # type: ignore[misc]
+
+    def create_envs(self, n_envs: int, eval_env: bool = False, no_log: bool = False) -> VecEnv:
+        if not eval_env or self.eval_seed is None:
+            return super().create_envs(n_envs, eval_env=eval_env, no_log=no_log)
+        # rl_zoo3 seeds every env it makes with self.seed
+        seed, self.seed = self.seed, self.eval_seed
+        try:
+            return super().create_envs(n_envs, eval_env=True, no_log=no_log)
+        finally:
+            self.seed = seed
 
     def read_hyperparameters(self) -> tuple[dict[str, Any], dict[str, Any]]:
         if self.algo not in GPG_ALGOS:

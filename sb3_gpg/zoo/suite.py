@@ -1,0 +1,248 @@
+"""
+Grids of RL Zoo trainings run the way an RL Zoo user runs them (``python -m sb3_gpg.train``, i.e. ``sb3-gpg train``,
+each algorithm with its own hyperparameter file), on this machine's cores or on a Ray cluster; ``scripts/zoo_suite.py``
+is their command line and ``sb3_gpg.zoo.suite_report`` their tables and plots.
+
+Each run is one ``train`` subprocess with ``N_EVALUATIONS`` evaluations over its budget (RL Zoo's ``EvalCallback``:
+``EVAL_EPISODES`` deterministic episodes each) and one torch thread. What a run leaves in ``<out>/runs/<run>/`` is
+small: RL Zoo's ``evaluations.npz``, the resolved hyperparameters (``config.yml``, ``args.yml``) and ``meta.json``
+(command, wall time, versions); model files are not kept.
+"""
+
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+import yaml
+from tqdm import tqdm
+
+N_EVALUATIONS = 20
+EVAL_EPISODES = 10
+# rl_zoo3's ppo.yml has v4 MuJoCo entries only: the v5 envs use them
+V4_ENTRIES = {"HalfCheetah-v5": "HalfCheetah-v4", "Hopper-v5": "Hopper-v4", "Walker2d-v5": "Walker2d-v4",
+              "Swimmer-v5": "Swimmer-v4"}  # fmt: skip
+RUN_FILES = ("evaluations.npz", "config.yml", "args.yml", "meta.json")
+
+
+class Setting(NamedTuple):
+    """An algorithm with its hyperparameter file's entry and, for GPG, extra ``-params``."""
+
+    name: str
+    algo: str
+    params: tuple[str, ...] = ()
+
+
+class Suite(NamedTuple):
+    """
+    :param tasks: the env ids
+    :param settings: what runs on each
+    :param reference: the setting the table compares the others with
+    :param eval_seed_offset: the evaluation envs' seed is the run's plus this (``--eval-seed``); None: rl_zoo3's, the
+        training seed itself
+    """
+
+    tasks: list[str]
+    settings: list[Setting]
+    reference: str
+    eval_seed_offset: int | None
+
+
+STATE_AWARE = [
+    Setting("ppo", "ppo"),
+    *[
+        Setting(f"gpg_{baseline}_lambda{gae_lambda}", "gpg", (f"baseline:'{baseline}'", f"gae_lambda:{gae_lambda}", *extra))
+        for baseline, extra in (("bins", ()), ("linear", ()), ("knn", ("baseline_kwargs:{'max_samples':2048}",)))
+        for gae_lambda in (1.0, 0.95)
+    ],
+]
+ZOO_TASKS = ["CartPole-v1", "Acrobot-v1", "Pendulum-v1", "MountainCarContinuous-v0", "LunarLander-v3",
+             "LunarLanderContinuous-v3", "HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Swimmer-v5"]  # fmt: skip
+STATE_AWARE_TASKS = ["HalfCheetah-v5", "Walker2d-v5", "Hopper-v5", "LunarLander-v3"]
+SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'",))]
+SUITES = {
+    # GPG against RL Zoo's own PPO, each with its own entry, evaluated on seeds apart from training (issue #33)
+    "zoo": Suite(ZOO_TASKS, [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000),
+    # issue #32's first look: GPG's estimator options against the time bins and RL Zoo's PPO
+    "state_aware": Suite(STATE_AWARE_TASKS, STATE_AWARE, "gpg_bins_lambda1.0", None),
+    # a tiny grid for the tests
+    "smoke": Suite(["CartPole-v1"], SMOKE, "ppo", 10_000),
+}
+
+
+class Run(NamedTuple):
+    env_id: str
+    setting: Setting
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.env_id}__{self.setting.name}__seed{self.seed}"
+
+
+def zoo_entry(algo: str, env_id: str) -> tuple[dict, dict | None]:
+    """
+    :return: the run's hyperparameter entry, and for an env that rl_zoo3's file lacks but has a v4 entry for, the file
+        (as a dict) that gives the v5 env that entry
+    """
+    import rl_zoo3
+
+    from sb3_gpg.zoo.registry import GPG_ALGOS
+
+    path = GPG_ALGOS[algo][1] if algo in GPG_ALGOS else Path(rl_zoo3.__file__).parent / "hyperparams" / f"{algo}.yml"
+    entries = yaml.safe_load(Path(path).read_text())
+    if env_id in entries or env_id not in V4_ENTRIES or V4_ENTRIES[env_id] not in entries:
+        return entries.get(env_id, entries.get("default")), None
+    return entries[V4_ENTRIES[env_id]], {v5: entries[v4] for v5, v4 in V4_ENTRIES.items() if v4 in entries}
+
+
+def train(run: Run, eval_seed_offset: int | None, budget: int | None) -> dict[str, bytes]:
+    """
+    One RL Zoo training in a scratch folder. Runs where it is called: in a thread of this process or on a Ray worker,
+    which returns the files to the machine that writes them.
+
+    :param eval_seed_offset: see ``Suite``
+    :param budget: steps, instead of the entry's ``n_timesteps``
+    :return: the run's small files by name (``RUN_FILES``)
+    :raises RuntimeError: where the training fails, with the end of its output
+    """
+    entry, v5_file = zoo_entry(run.setting.algo, run.env_id)
+    n_timesteps = budget or int(float(entry["n_timesteps"]))
+    with tempfile.TemporaryDirectory() as scratch:
+        conf = []
+        if v5_file is not None:
+            conf = ["--conf-file", str(Path(scratch, f"{run.setting.algo}_v5.yml"))]
+            Path(conf[1]).write_text(yaml.safe_dump(v5_file, sort_keys=False))
+        eval_seed = [] if eval_seed_offset is None else ["--eval-seed", str(run.seed + eval_seed_offset)]
+        command = [sys.executable, "-m", "sb3_gpg.train", "--algo", run.setting.algo, "--env", run.env_id,
+                   "--seed", str(run.seed), *eval_seed, "-n", str(n_timesteps),
+                   "--eval-freq", str(max(n_timesteps // N_EVALUATIONS, 1)), "--eval-episodes", str(EVAL_EPISODES),
+                   "--num-threads", "1", "--log-interval", "-1", "-f", str(Path(scratch, "logs")), *conf,
+                   *(["-params", *run.setting.params] if run.setting.params else [])]  # fmt: skip
+        start = time.perf_counter()
+        result = subprocess.run(command, capture_output=True, text=True)
+        wall_time = time.perf_counter() - start
+        if result.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
+        (log,) = Path(scratch, "logs", run.setting.algo).iterdir()
+        files = {name: (log / name).read_bytes() for name in RUN_FILES[:1]}
+        files |= {name: (log / run.env_id / name).read_bytes() for name in RUN_FILES[1:3]}
+        meta = {
+            "command": " ".join(command[1:]).replace(scratch, "<scratch>"),
+            "wall_time_s": round(wall_time, 1),
+            "n_timesteps": n_timesteps,
+            "machine": platform.node(),
+            "versions": {
+                "python": platform.python_version(),
+                **{name: _version(name) for name in ("torch", "stable_baselines3", "rl_zoo3", "sb3_gpg")},
+            },
+        }
+    files["meta.json"] = (json.dumps(meta, indent=1) + "\n").encode()
+    return files
+
+
+def _version(module: str) -> str:
+    return str(getattr(__import__(module), "__version__", "?"))
+
+
+def run_grid(
+    runs: list[Run],
+    out: Path,
+    eval_seed_offset: int | None,
+    budget: int | None = None,
+    jobs: int = 1,
+    ray_address: str | None = None,
+) -> None:
+    """
+    Run the runs of the grid that have not finished (no ``meta.json``) and write each one's files as it finishes: a
+    stopped grid resumes where it was. PPO's runs go first (RL Zoo's PPO entries are the longest).
+
+    :param jobs: runs at once on this machine (without ``ray_address``)
+    :param ray_address: a Ray cluster to submit the runs to (``auto``, ``ray://host:10001``; ``local`` starts one
+        here), one CPU each; its workers need the same packages installed
+    """
+    todo = [run for run in runs if not (out / "runs" / run.name / "meta.json").exists()]
+    todo.sort(key=lambda run: run.setting.algo != "ppo")
+    where = f"on Ray ({ray_address})" if ray_address else f"{jobs} at a time"
+    print(f"{len(runs)} runs, {len(runs) - len(todo)} already done, {len(todo)} to run, {where}")
+    submit = _ray_submitter(ray_address) if ray_address else None
+    for run, files in tqdm(_results(todo, eval_seed_offset, budget, jobs, submit), total=len(todo), desc="runs"):
+        folder = out / "runs" / run.name
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in RUN_FILES:  # meta.json last: it marks the run finished
+            (folder / name).write_bytes(files[name])
+        tqdm.write(f"{run.name}: {folder}")
+
+
+def _results(
+    todo: list[Run], eval_seed_offset: int | None, budget: int | None, jobs: int, submit: Callable | None
+) -> Iterable[tuple[Run, dict[str, bytes]]]:
+    """
+    :return: each run with its files, in the order they finish
+    """
+    if submit is not None:
+        yield from submit(todo, eval_seed_offset, budget)
+        return
+    with ThreadPoolExecutor(jobs) as pool:
+        futures = {pool.submit(train, run, eval_seed_offset, budget): run for run in todo}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+
+def _ray_submitter(address: str) -> Callable[[list[Run], int | None, int | None], Iterable[tuple[Run, dict[str, bytes]]]]:
+    """
+    :param address: ``ray.init``'s address; ``local`` starts a Ray instance on this machine
+    :return: a function that submits runs as Ray tasks and yields them as they finish
+    """
+    try:
+        import ray
+    except ImportError:
+        raise ImportError("--ray-address needs Ray: pip install 'sb3-gpg[ray]'") from None
+
+    if not ray.is_initialized():
+        ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False)
+    remote_train = ray.remote(num_cpus=1, max_retries=0)(train)
+
+    def submit(todo: list[Run], eval_seed_offset: int | None, budget: int | None) -> Iterable[tuple[Run, dict[str, bytes]]]:
+        pending = {remote_train.remote(run, eval_seed_offset, budget): run for run in todo}
+        while pending:
+            (done,), _ = ray.wait(list(pending), num_returns=1)
+            yield pending.pop(done), ray.get(done)
+
+    return submit
+
+
+def random_scores(tasks: list[str], seed: int, n_episodes: int = 100) -> dict[str, dict[str, Any]]:
+    """
+    The uniform-random policy's return on each task: the floor of the PPO-normalised score.
+
+    :param seed: the first episode's seed (each episode its own: seed, seed + 1, ...); the action space is seeded with
+        it too
+    :return: per task, the mean and std of the episodes' returns and their number
+    """
+    import rl_zoo3.import_envs  # noqa: F401 (registers RL Zoo's envs)
+
+    scores = {}
+    for env_id in tqdm(tasks, desc="random policy"):
+        env = gym.make(env_id)
+        env.action_space.seed(seed)
+        returns = []
+        for episode in range(n_episodes):
+            env.reset(seed=seed + episode)
+            total, done = 0.0, False
+            while not done:
+                _, reward, terminated, truncated, _ = env.step(env.action_space.sample())
+                total += float(reward)
+                done = terminated or truncated
+            returns.append(total)
+        env.close()
+        scores[env_id] = {"mean": float(np.mean(returns)), "std": float(np.std(returns)), "episodes": n_episodes}
+    return scores

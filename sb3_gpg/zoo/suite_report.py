@@ -1,0 +1,245 @@
+"""
+Tables and plots of a grid run by ``sb3_gpg.zoo.suite``: per task and setting (``table.md``, ``curves.png``) and, for
+a grid against PPO with the random policy's scores measured, the aggregate across tasks the rliable way
+(``aggregate.md``, ``profile.png``): PPO-normalised scores, the interquartile mean with its 95% stratified bootstrap
+interval, the probability of improvement and the performance profile.
+
+A run's score is its last evaluation; the mean of its last five evaluations is reported beside it.
+"""
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from sb3_gpg.zoo.suite import Run, Suite
+
+BOOTSTRAP_REPS = 2000
+
+
+def evaluations(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    """
+    :param folder: a finished run's folder
+    :return: the run's evaluation steps and mean evaluation returns
+    """
+    data = np.load(folder / "evaluations.npz")
+    return data["timesteps"], data["results"].mean(axis=1)
+
+
+def finished_runs(suite: Suite, out: Path, tasks: list[str]) -> dict[tuple[str, str], dict[int, Path]]:
+    """
+    :return: per (task, setting name), the finished runs' folders by seed
+    """
+    found: dict[tuple[str, str], dict[int, Path]] = {}
+    for env_id in tasks:
+        for setting in suite.settings:
+            for folder in (out / "runs").glob(f"{Run(env_id, setting, 0).name[:-1]}*"):
+                if (folder / "meta.json").exists():
+                    found.setdefault((env_id, setting.name), {})[int(folder.name.rsplit("seed", 1)[1])] = folder
+    return found
+
+
+def scores(runs: dict[int, Path]) -> tuple[dict[int, float], dict[int, float]]:
+    """
+    :return: per seed, the final evaluation and the mean of the last five
+    """
+    per_seed = {seed: evaluations(folder)[1] for seed, folder in runs.items()}
+    return {seed: float(values[-1]) for seed, values in per_seed.items()}, {
+        seed: float(values[-5:].mean()) for seed, values in per_seed.items()
+    }
+
+
+def wall_time_min(runs: dict[int, Path]) -> float:
+    return float(np.mean([json.loads((folder / "meta.json").read_text())["wall_time_s"] / 60 for folder in runs.values()]))
+
+
+def report(suite: Suite, out: Path, tasks: list[str] | None = None) -> str:
+    """
+    Write ``table.md`` and ``curves.png`` from the finished runs in ``out/runs``, and the aggregate where it applies
+    (``aggregate``).
+
+    :param tasks: a subset of the suite's tasks
+    :return: the tables
+    """
+    tasks = tasks or suite.tasks
+    found = finished_runs(suite, out, tasks)
+    if not found:
+        return f"No finished runs of these tasks in {out / 'runs'}.\n"
+    lines = [
+        f"| task | setting | seeds | final evaluation | mean of last five | vs {suite.reference} (same seeds) "
+        "| wall time (min) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for env_id in tasks:
+        reference = scores(found[(env_id, suite.reference)])[0] if (env_id, suite.reference) in found else {}
+        for setting in suite.settings:
+            if (env_id, setting.name) not in found:
+                continue
+            runs = found[(env_id, setting.name)]
+            final, last_five = scores(runs)
+            seeds = sorted(set(reference) & set(final))
+            ratio = ""
+            if seeds and setting.name != suite.reference:
+                reference_mean = np.mean([reference[seed] for seed in seeds])
+                own_mean = np.mean([final[seed] for seed in seeds])
+                ratio = f"{own_mean / reference_mean:.2f}" if reference_mean > 0 else f"{own_mean - reference_mean:+.1f}"
+            lines.append(
+                f"| {env_id} | {setting.name} | {len(runs)} | {_mean_std(final)} | {_mean_std(last_five)} | {ratio} | "
+                f"{wall_time_min(runs):.1f} |"
+            )
+    table = "\n".join(lines) + "\n"
+    (out / "table.md").write_text(table)
+    plot_curves(found, tasks, suite.reference, out / "curves.png")
+    if (out / "random_scores.json").exists() and any(key[1] == "ppo" for key in found):
+        table += "\n" + aggregate(suite, out, tasks, found)
+    return table
+
+
+def _mean_std(values: dict[int, float], digits: int = 1) -> str:
+    array = np.array(list(values.values()))
+    return f"{array.mean():.{digits}f} ± {array.std():.{digits}f}"
+
+
+def normalised(suite: Suite, out: Path, tasks: list[str], found: dict, metric: int) -> dict[str, dict[str, dict[int, float]]]:
+    """
+    :param metric: 0 for the final evaluation, 1 for the mean of the last five
+    :return: per setting and task, each seed's (score - random) / (PPO's mean - random)
+    """
+    random = json.loads((out / "random_scores.json").read_text())
+    result: dict[str, dict[str, dict[int, float]]] = {}
+    for env_id in tasks:
+        if (env_id, "ppo") not in found:
+            continue
+        ppo_mean = float(np.mean(list(scores(found[(env_id, "ppo")])[metric].values())))
+        floor = random[env_id]["mean"]
+        for setting in suite.settings:
+            if (env_id, setting.name) in found:
+                per_seed = scores(found[(env_id, setting.name)])[metric]
+                result.setdefault(setting.name, {})[env_id] = {
+                    seed: (value - floor) / (ppo_mean - floor) for seed, value in per_seed.items()
+                }
+    return result
+
+
+def aggregate(suite: Suite, out: Path, tasks: list[str], found: dict) -> str:
+    """
+    Write ``aggregate.md`` and ``profile.png``: per task the PPO-normalised mean of each setting, and across the tasks
+    that every setting has run, rliable's IQM with its 95% stratified bootstrap interval, the probability that each
+    setting improves on PPO, and the performance profile, on the seeds that every task has for that setting.
+
+    :return: the aggregate's tables
+    """
+    from rliable import library as rly
+    from rliable import metrics
+
+    # rliable seeds arch's bootstrap with random_state, which arch deprecates in favour of its generator argument
+    warnings.filterwarnings("ignore", "random_state is deprecated", FutureWarning)
+    per_metric = {metric: normalised(suite, out, tasks, found, metric) for metric in (0, 1)}
+    final = per_metric[0]
+    names = [setting.name for setting in suite.settings if setting.name in final]
+    common = [env_id for env_id in tasks if all(env_id in final[name] for name in names)]
+    lines = ["| task | " + " | ".join(f"{name} (final; last five)" for name in names) + " |", "|---" * (len(names) + 1) + "|"]
+    for env_id in tasks:
+        cells = []
+        for name in names:
+            if env_id not in final[name]:
+                cells.append("")
+                continue
+            cells.append("; ".join(_mean_std(per_metric[metric][name][env_id], digits=2) for metric in (0, 1)))
+        lines.append(f"| {env_id} | " + " | ".join(cells) + " |")
+    text = "PPO-normalised scores, (score - random) / (PPO's mean - random), mean ± std over seeds:\n\n"
+    text += "\n".join(lines) + "\n"
+    if not common:
+        (out / "aggregate.md").write_text(text)
+        return text
+
+    matrices = {metric: {name: _matrix(per_metric[metric][name], common) for name in names} for metric in (0, 1)}
+
+    def iqm(matrix: np.ndarray) -> np.ndarray:
+        return np.array([metrics.aggregate_iqm(matrix)])
+
+    text += f"\nAcross {len(common)} tasks ({', '.join(common)}), 95% stratified bootstrap intervals"
+    text += f" ({BOOTSTRAP_REPS} reps):\n\n"
+    text += "| setting | runs per task | IQM, final | IQM, last five | P(improves on PPO), final |\n|---|---|---|---|---|\n"
+    for name in names:
+        estimates = {}
+        for metric in (0, 1):
+            point, interval = rly.get_interval_estimates(
+                {name: matrices[metric][name]}, iqm, reps=BOOTSTRAP_REPS, random_state=np.random.RandomState(0)
+            )
+            estimates[metric] = f"{point[name][0]:.2f} [{interval[name][0, 0]:.2f}, {interval[name][1, 0]:.2f}]"
+        improvement = ""
+        if name != "ppo":
+            pair = {name: (matrices[0][name], matrices[0]["ppo"])}
+            point, interval = rly.get_interval_estimates(
+                pair, metrics.probability_of_improvement, reps=BOOTSTRAP_REPS, random_state=np.random.RandomState(0)
+            )
+            low, high = np.ravel(interval[name])
+            improvement = f"{float(np.ravel(point[name])[0]):.2f} [{low:.2f}, {high:.2f}]"
+        text += f"| {name} | {matrices[0][name].shape[0]} | {estimates[0]} | {estimates[1]} | {improvement} |\n"
+    (out / "aggregate.md").write_text(text)
+    plot_profile(matrices[0], out / "profile.png")
+    return text
+
+
+def _matrix(per_task: dict[str, dict[int, float]], tasks: list[str]) -> np.ndarray:
+    """
+    :return: the scores as rliable takes them, (runs, tasks), on the seeds that every task has
+    """
+    seeds = sorted(set.intersection(*(set(per_task[env_id]) for env_id in tasks)))
+    return np.array([[per_task[env_id][seed] for env_id in tasks] for seed in seeds])
+
+
+def plot_profile(matrices: dict[str, np.ndarray], path: Path) -> None:
+    """The performance profile of each setting: the share of runs whose normalised final score exceeds tau."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from rliable import library as rly
+    from rliable import plot_utils
+
+    tau = np.linspace(0.0, 2.0, 81)
+    profiles, intervals = rly.create_performance_profile(matrices, tau, reps=BOOTSTRAP_REPS)
+    figure, axis = plt.subplots(figsize=(6, 3.6))
+    plot_utils.plot_performance_profiles(profiles, tau, performance_profile_cis=intervals, ax=axis,
+                                         xlabel="PPO-normalised score (τ)", ylabel="share of runs with score > τ")  # fmt: skip
+    axis.legend(list(profiles), fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def plot_curves(found: dict[tuple[str, str], dict[int, Path]], tasks: list[str], reference: str, path: Path) -> None:
+    """Per task, each setting's evaluation return over training: mean over seeds, min to max shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = [task for task in tasks if any(key[0] == task for key in found)]
+    columns = min(len(tasks), 5)
+    rows = -(-len(tasks) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.5 * columns, 3.6 * rows), squeeze=False)
+    for axis, env_id in zip(axes.flat, tasks, strict=False):
+        for (task, name), runs in found.items():
+            if task != env_id:
+                continue
+            per_seed = [evaluations(folder) for folder in runs.values()]
+            length = min(len(values) for _, values in per_seed)
+            steps = per_seed[0][0][:length]
+            values = np.array([values[:length] for _, values in per_seed])
+            axis.plot(steps, values.mean(axis=0), label=name, linestyle="--" if name == reference else "-")
+            axis.fill_between(steps, values.min(axis=0), values.max(axis=0), alpha=0.15)
+        axis.set_title(env_id)
+        axis.set_xlabel("env steps")
+        axis.legend(fontsize=7)
+    for axis in axes.flat[len(tasks) :]:
+        axis.set_visible(False)
+    for row in axes:
+        row[0].set_ylabel("evaluation return")
+    figure.suptitle("mean over seeds; band: min to max", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
