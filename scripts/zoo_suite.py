@@ -43,7 +43,7 @@ def main() -> None:
     parser.add_argument("--suite", choices=list(SUITES), default="zoo")
     parser.add_argument("--envs", nargs="+", default=None, help="a subset of the suite's tasks")
     parser.add_argument("--settings", nargs="+", default=None, help="a subset of the suite's settings, by name")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    parser.add_argument("--seeds", nargs="+", type=int, default=None, help="run: the seeds; report: a subset (default: all)")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once on this machine")
     parser.add_argument("--ray-address", default=None, help="submit the runs to this Ray cluster ('local': start one here)")
     parser.add_argument("--budget", type=int, default=None, help="steps per run instead of the entries' n_timesteps")
@@ -53,6 +53,10 @@ def main() -> None:
     unknown = sorted(set(args.envs or []) - set(suite.tasks)) + sorted(
         set(args.settings or []) - {setting.name for setting in suite.settings}
     )
+    if args.command == "run" and args.seeds is None:
+        parser.error("run: give the --seeds (0-4 for a final comparison, 100 and above for tuning)")
+    if args.jobs < 1:
+        parser.error(f"--jobs {args.jobs}: at least one run at a time")
     if unknown:
         parser.error(f"not in the {args.suite} suite: {', '.join(unknown)}; its tasks: {', '.join(suite.tasks)}; "
                      f"its settings: {', '.join(setting.name for setting in suite.settings)}")  # fmt: skip
@@ -67,7 +71,7 @@ def main() -> None:
     if args.command == "run":
         runs = [Run(env_id, setting, seed) for seed in args.seeds for env_id in tasks for setting in settings]
         run_grid(runs, args.out, suite.eval_seed_offset, args.budget, args.jobs, args.ray_address)
-    print(report(suite, args.out, tasks))
+    print(report(suite, args.out, tasks, [setting.name for setting in settings], args.seeds))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG
 from sb3_gpg.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
-from sb3_gpg.zoo.suite import Setting, Suite, random_scores
+from sb3_gpg.zoo.suite import Run, Setting, Suite, finished, random_scores, run_grid
 from sb3_gpg.zoo.suite_report import report
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -287,9 +287,14 @@ def test_zoo_suite_runs_resumes_and_reports_a_tiny_grid(tmp_path):
 
 
 def test_zoo_suite_refuses_what_is_not_in_the_suite(tmp_path):
-    result = subprocess.run([sys.executable, str(SCRIPTS / "zoo_suite.py"), "run", "--suite", "smoke", "--envs", "Hopper-v5",
-                             "--out", "out"], cwd=tmp_path, capture_output=True, text=True)  # fmt: skip
+    def zoo_suite(*args):
+        command = [sys.executable, str(SCRIPTS / "zoo_suite.py"), *args, "--suite", "smoke", "--out", "out"]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+
+    result = zoo_suite("report", "--envs", "Hopper-v5")
     assert result.returncode == 2 and "not in the smoke suite: Hopper-v5; its tasks: CartPole-v1" in result.stderr
+    result = zoo_suite("run")
+    assert result.returncode == 2 and "run: give the --seeds" in result.stderr
 
 
 def test_random_policy_scores_are_seeded_episodes_of_uniform_actions():
@@ -325,7 +330,7 @@ def test_zoo_suite_report_normalises_by_ppo_and_random_and_aggregates_with_rliab
     # By hand: PPO's means 450 and -250; GPG's normalised scores 430/430, 480/430 and 600/950, 950/950
     normalised = np.array([[430 / 430, 600 / 950], [480 / 430, 950 / 950]])
     assert f"| CartPole-v1 | gpg | 2 | 475.0 ± 25.0 | {np.linspace(0, 1, 20)[-5:].mean() * 475:.1f} ± " in text
-    assert "| CartPole-v1 | gpg | 2 |" in text and "| 1.06 | 0.5 |" in text  # 475 / 450; half PPO's wall time
+    assert "| CartPole-v1 | gpg | 2 |" in text and "| 1.06 | 0.5 |" in text  # 475 / 450; 30 s in minutes
     assert f"{normalised[:, 0].mean():.2f} ± {normalised[:, 0].std():.2f}" in (out / "aggregate.md").read_text()
     iqm = scipy.stats.trim_mean(normalised.ravel(), 0.25)
     assert f"| gpg | 2 | {iqm:.2f} [" in text
@@ -334,3 +339,34 @@ def test_zoo_suite_report_normalises_by_ppo_and_random_and_aggregates_with_rliab
     (aggregate_row,) = [line for line in text.splitlines() if line.startswith("| gpg | 2 |")]
     assert aggregate_row.split("|")[5].strip().startswith("0.44 [")
     assert (out / "profile.png").stat().st_size > 10_000 and (out / "curves.png").stat().st_size > 10_000
+
+
+def test_zoo_suite_keeps_the_runs_that_finish_when_one_fails(tmp_path):
+    bad = Setting("bad", "gpg", ("binning:'nonsense'",))
+    runs = [Run("CartPole-v1", bad, 100), Run("CartPole-v1", Setting("ppo", "ppo"), 100)]
+    with pytest.raises(RuntimeError, match=r"1 of 2 runs failed:\nCartPole-v1__bad__seed100: .*binning"):
+        run_grid(runs, tmp_path, eval_seed_offset=10_000, budget=400)
+    assert json.loads((tmp_path / "runs" / "CartPole-v1__ppo__seed100" / "meta.json").read_text())["eval_seed"] == 10_100
+    assert not (tmp_path / "runs" / "CartPole-v1__bad__seed100").exists()
+    # A finished run is kept only for the grid it was run for
+    assert finished(runs[1], tmp_path, 10_000, 400)
+    with pytest.raises(ValueError, match="ran 400 steps with evaluation seed 10100, this grid asks for 800 and 10100"):
+        finished(runs[1], tmp_path, 10_000, 800)
+
+
+def test_zoo_suite_report_leaves_out_tasks_where_ppo_is_not_above_random(tmp_path):
+    pytest.importorskip("rliable")
+    suite = Suite(["CartPole-v1", "Acrobot-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
+    for seed in (0, 1):
+        fake_run(tmp_path, f"CartPole-v1__ppo__seed{seed}", [400.0] * 10)
+        fake_run(tmp_path, f"CartPole-v1__gpg__seed{seed}", [300.0] * 10)
+        fake_run(tmp_path, f"Acrobot-v1__ppo__seed{seed}", [-500.0] * 10)  # never swings up: the random policy's score
+        fake_run(tmp_path, f"Acrobot-v1__gpg__seed{seed}", [-100.0] * 10)
+    (tmp_path / "random_scores.json").write_text(json.dumps({"CartPole-v1": {"mean": 20.0}}))
+    with pytest.raises(KeyError, match="no score for Acrobot-v1: measure it with the 'random' command"):
+        report(suite, tmp_path)
+    (tmp_path / "random_scores.json").write_text(json.dumps({"CartPole-v1": {"mean": 20.0}, "Acrobot-v1": {"mean": -495.0}}))
+    text = report(suite, tmp_path)
+    assert "Left out, where PPO's mean is not above the random policy's: Acrobot-v1." in text
+    assert "Across 1 tasks (CartPole-v1)" in text and f"| gpg | 2 | {280 / 380:.2f} [" in text
+    assert "| Acrobot-v1 | gpg | 2 | -100.0 ± 0.0 |" in text and "| +400.0 |" in text  # a difference, not a ratio

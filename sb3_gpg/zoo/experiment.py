@@ -80,15 +80,20 @@ class ZooExperimentManager(ExperimentManager):
         # mypy cannot tell that *zoo_args stops before config (mypy#6799)
         super().__init__(args, algo, *zoo_args, config=config, **kwargs)  # type: ignore[misc]
 
+    # -optimize --n-jobs N makes envs from N threads, and create_envs swaps attributes the others read (re-entrant:
+    # subclasses hold it around their own swaps)
+    _create_envs_lock = threading.RLock()
+
     def create_envs(self, n_envs: int, eval_env: bool = False, no_log: bool = False) -> VecEnv:
-        if not eval_env or self.eval_seed is None:
-            return super().create_envs(n_envs, eval_env=eval_env, no_log=no_log)
-        # rl_zoo3 seeds every env it makes with self.seed
-        seed, self.seed = self.seed, self.eval_seed
-        try:
-            return super().create_envs(n_envs, eval_env=True, no_log=no_log)
-        finally:
-            self.seed = seed
+        with self._create_envs_lock:
+            if not eval_env or self.eval_seed is None:
+                return super().create_envs(n_envs, eval_env=eval_env, no_log=no_log)
+            # rl_zoo3 seeds every env it makes with self.seed
+            seed, self.seed = self.seed, self.eval_seed
+            try:
+                return super().create_envs(n_envs, eval_env=True, no_log=no_log)
+            finally:
+                self.seed = seed
 
     def read_hyperparameters(self) -> tuple[dict[str, Any], dict[str, Any]]:
         if self.algo not in GPG_ALGOS:
@@ -152,14 +157,11 @@ class EnvPoolExperimentManager(ZooExperimentManager):
     ``plots train``); evaluation envs stay Gymnasium's, so that scores are measured on the reference env.
     """
 
-    # -optimize --n-jobs N makes envs from N threads
-    _vec_env_class_lock = threading.Lock()
-
     def create_envs(self, n_envs: int, eval_env: bool = False, no_log: bool = False) -> VecEnv:
         # rl_zoo3 makes every env as self.vec_env_class(env_fns, **self.vec_env_kwargs) (its hook for special VecEnvs,
         # default_vec_env_cls): EnvPool's for training, DummyVecEnv's for evaluation
         monitor_dir = None if eval_env or no_log else self.save_path
-        with self._vec_env_class_lock:
+        with self._create_envs_lock:
             # rl_zoo3 leaves it unannotated (inferred as ABCMeta); any VecEnv maker does
             self.vec_env_class = DummyVecEnv if eval_env else functools.partial(self._make_envpool_env, monitor_dir)  # type: ignore[assignment]
             return super().create_envs(n_envs, eval_env=eval_env, no_log=no_log)

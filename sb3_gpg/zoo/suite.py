@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -104,28 +104,36 @@ def zoo_entry(algo: str, env_id: str) -> tuple[dict, dict | None]:
     return entries[V4_ENTRIES[env_id]], {v5: entries[v4] for v5, v4 in V4_ENTRIES.items() if v4 in entries}
 
 
-def train(run: Run, eval_seed_offset: int | None, budget: int | None) -> dict[str, bytes]:
+def budget_of(env_id: str, budget: int | None) -> int:
+    """
+    :param budget: steps given for the grid, or None
+    :return: the run's steps: ``budget``, else ``n_timesteps`` of RL Zoo's PPO entry for the env, for every setting
+    """
+    return budget if budget is not None else int(float(zoo_entry("ppo", env_id)[0]["n_timesteps"]))
+
+
+def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, bytes]:
     """
     One RL Zoo training in a scratch folder. Runs where it is called: in a thread of this process or on a Ray worker,
     which returns the files to the machine that writes them.
 
     :param eval_seed_offset: see ``Suite``
-    :param budget: steps, instead of the entry's ``n_timesteps``
+    :param budget: steps
     :return: the run's small files by name (``RUN_FILES``)
     :raises RuntimeError: where the training fails, with the end of its output
     """
-    entry, v5_file = zoo_entry(run.setting.algo, run.env_id)
-    n_timesteps = budget or int(float(entry["n_timesteps"]))
+    _, v5_file = zoo_entry(run.setting.algo, run.env_id)
     with tempfile.TemporaryDirectory() as scratch:
         conf = []
         if v5_file is not None:
             conf = ["--conf-file", str(Path(scratch, f"{run.setting.algo}_v5.yml"))]
             Path(conf[1]).write_text(yaml.safe_dump(v5_file, sort_keys=False))
-        eval_seed = [] if eval_seed_offset is None else ["--eval-seed", str(run.seed + eval_seed_offset)]
+        eval_seed = None if eval_seed_offset is None else run.seed + eval_seed_offset
         command = [sys.executable, "-m", "sb3_gpg.train", "--algo", run.setting.algo, "--env", run.env_id,
-                   "--seed", str(run.seed), *eval_seed, "-n", str(n_timesteps),
-                   "--eval-freq", str(max(n_timesteps // N_EVALUATIONS, 1)), "--eval-episodes", str(EVAL_EPISODES),
-                   "--num-threads", "1", "--log-interval", "-1", "-f", str(Path(scratch, "logs")), *conf,
+                   "--seed", str(run.seed), *([] if eval_seed is None else ["--eval-seed", str(eval_seed)]),
+                   "-n", str(budget), "--eval-freq", str(max(budget // N_EVALUATIONS, 1)),
+                   "--eval-episodes", str(EVAL_EPISODES), "--num-threads", "1", "--log-interval", "-1",
+                   "-f", str(Path(scratch, "logs")), *conf,
                    *(["-params", *run.setting.params] if run.setting.params else [])]  # fmt: skip
         start = time.perf_counter()
         result = subprocess.run(command, capture_output=True, text=True)
@@ -134,11 +142,15 @@ def train(run: Run, eval_seed_offset: int | None, budget: int | None) -> dict[st
             raise RuntimeError(f"{' '.join(command)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
         (log,) = Path(scratch, "logs", run.setting.algo).iterdir()
         files = {name: (log / name).read_bytes() for name in RUN_FILES[:1]}
-        files |= {name: (log / run.env_id / name).read_bytes() for name in RUN_FILES[1:3]}
+        # the scratch folder is gone once the run is kept: its paths (the v5 conf file) are written as <scratch>
+        files |= {
+            name: (log / run.env_id / name).read_bytes().replace(scratch.encode(), b"<scratch>") for name in RUN_FILES[1:3]
+        }
         meta = {
             "command": " ".join(command[1:]).replace(scratch, "<scratch>"),
             "wall_time_s": round(wall_time, 1),
-            "n_timesteps": n_timesteps,
+            "n_timesteps": budget,
+            "eval_seed": eval_seed,
             "machine": platform.node(),
             "versions": {
                 "python": platform.python_version(),
@@ -153,6 +165,25 @@ def _version(module: str) -> str:
     return str(getattr(__import__(module), "__version__", "?"))
 
 
+def finished(run: Run, out: Path, eval_seed_offset: int | None, budget: int) -> bool:
+    """
+    :return: whether ``out`` holds the run, finished
+    :raises ValueError: where it holds it run with another budget or evaluation seed
+    """
+    path = out / "runs" / run.name / "meta.json"
+    if not path.exists():
+        return False
+    meta = json.loads(path.read_text())
+    eval_seed = None if eval_seed_offset is None else run.seed + eval_seed_offset
+    kept = (meta["n_timesteps"], meta.get("eval_seed"))
+    if kept != (budget, eval_seed):
+        raise ValueError(
+            f"{path.parent} ran {kept[0]} steps with evaluation seed {kept[1]}, this grid asks for {budget} and "
+            f"{eval_seed}: give this grid another --out, or remove that run to run it again."
+        )
+    return True
+
+
 def run_grid(
     runs: list[Run],
     out: Path,
@@ -163,44 +194,60 @@ def run_grid(
 ) -> None:
     """
     Run the runs of the grid that have not finished (no ``meta.json``) and write each one's files as it finishes: a
-    stopped grid resumes where it was. PPO's runs go first (RL Zoo's PPO entries are the longest).
+    stopped grid resumes where it was. PPO's runs go first (RL Zoo's PPO entries are the longest). A run that fails
+    does not stop the others; the failures are raised together at the end.
 
+    :param budget: steps per run; None: RL Zoo's PPO budget for the env (``budget_of``)
     :param jobs: runs at once on this machine (without ``ray_address``)
     :param ray_address: a Ray cluster to submit the runs to (``auto``, ``ray://host:10001``; ``local`` starts one
         here), one CPU each; its workers need the same packages installed
+    :raises RuntimeError: naming the runs that failed, with the end of their output
     """
-    todo = [run for run in runs if not (out / "runs" / run.name / "meta.json").exists()]
+    if jobs < 1:
+        raise ValueError(f"jobs={jobs}: at least one run at a time")
+    budgets = {run: budget_of(run.env_id, budget) for run in runs}
+    todo = [run for run in runs if not finished(run, out, eval_seed_offset, budgets[run])]
     todo.sort(key=lambda run: run.setting.algo != "ppo")
     where = f"on Ray ({ray_address})" if ray_address else f"{jobs} at a time"
     print(f"{len(runs)} runs, {len(runs) - len(todo)} already done, {len(todo)} to run, {where}")
-    submit = _ray_submitter(ray_address) if ray_address else None
-    for run, files in tqdm(_results(todo, eval_seed_offset, budget, jobs, submit), total=len(todo), desc="runs"):
+    tasks = [(run, eval_seed_offset, budgets[run]) for run in todo]
+    results = _ray_results(tasks, ray_address) if ray_address else _local_results(tasks, jobs)
+    failures = []
+    for run, files in tqdm(results, total=len(todo), desc="runs"):
+        if isinstance(files, Exception):
+            failures.append(f"{run.name}: {files}")
+            tqdm.write(f"{run.name}: failed")
+            continue
         folder = out / "runs" / run.name
         folder.mkdir(parents=True, exist_ok=True)
-        for name in RUN_FILES:  # meta.json last: it marks the run finished
+        for name in RUN_FILES[:-1]:
             (folder / name).write_bytes(files[name])
+        # meta.json marks the run finished: written whole or not at all
+        (folder / "meta.json.tmp").write_bytes(files["meta.json"])
+        (folder / "meta.json.tmp").replace(folder / "meta.json")
         tqdm.write(f"{run.name}: {folder}")
+    if failures:
+        raise RuntimeError(f"{len(failures)} of {len(todo)} runs failed:\n" + "\n".join(failures))
 
 
-def _results(
-    todo: list[Run], eval_seed_offset: int | None, budget: int | None, jobs: int, submit: Callable | None
-) -> Iterable[tuple[Run, dict[str, bytes]]]:
+Task = tuple[Run, int | None, int]
+
+
+def _local_results(tasks: list[Task], jobs: int) -> Iterable[tuple[Run, dict[str, bytes] | Exception]]:
     """
-    :return: each run with its files, in the order they finish
+    :return: each run with its files (or its error), in the order they finish, from ``jobs`` threads
     """
-    if submit is not None:
-        yield from submit(todo, eval_seed_offset, budget)
-        return
     with ThreadPoolExecutor(jobs) as pool:
-        futures = {pool.submit(train, run, eval_seed_offset, budget): run for run in todo}
+        futures = {pool.submit(train, *task): task[0] for task in tasks}
         for future in as_completed(futures):
-            yield futures[future], future.result()
+            error = future.exception()
+            yield futures[future], error if isinstance(error, Exception) else future.result()
 
 
-def _ray_submitter(address: str) -> Callable[[list[Run], int | None, int | None], Iterable[tuple[Run, dict[str, bytes]]]]:
+def _ray_results(tasks: list[Task], address: str) -> Iterable[tuple[Run, dict[str, bytes] | Exception]]:
     """
     :param address: ``ray.init``'s address; ``local`` starts a Ray instance on this machine
-    :return: a function that submits runs as Ray tasks and yields them as they finish
+    :return: each run with its files (or its error), in the order they finish, one Ray task (one CPU) each
     """
     try:
         import ray
@@ -208,16 +255,16 @@ def _ray_submitter(address: str) -> Callable[[list[Run], int | None, int | None]
         raise ImportError("--ray-address needs Ray: pip install 'sb3-gpg[ray]'") from None
 
     if not ray.is_initialized():
-        ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False)
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
     remote_train = ray.remote(num_cpus=1, max_retries=0)(train)
-
-    def submit(todo: list[Run], eval_seed_offset: int | None, budget: int | None) -> Iterable[tuple[Run, dict[str, bytes]]]:
-        pending = {remote_train.remote(run, eval_seed_offset, budget): run for run in todo}
-        while pending:
-            (done,), _ = ray.wait(list(pending), num_returns=1)
-            yield pending.pop(done), ray.get(done)
-
-    return submit
+    pending = {remote_train.remote(*task): task[0] for task in tasks}
+    while pending:
+        (done,), _ = ray.wait(list(pending), num_returns=1)
+        run = pending.pop(done)
+        try:
+            yield run, ray.get(done)
+        except ray.exceptions.RayTaskError as error:
+            yield run, error
 
 
 def random_scores(tasks: list[str], seed: int, n_episodes: int = 100) -> dict[str, dict[str, Any]]:

@@ -9,6 +9,7 @@ A run's score is its last evaluation; the mean of its last five evaluations is r
 
 import json
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -27,16 +28,23 @@ def evaluations(folder: Path) -> tuple[np.ndarray, np.ndarray]:
     return data["timesteps"], data["results"].mean(axis=1)
 
 
-def finished_runs(suite: Suite, out: Path, tasks: list[str]) -> dict[tuple[str, str], dict[int, Path]]:
+def finished_runs(
+    suite: Suite, out: Path, tasks: list[str], settings: list[str] | None = None, seeds: list[int] | None = None
+) -> dict[tuple[str, str], dict[int, Path]]:
     """
+    :param settings: the settings to read, by name (None: the suite's)
+    :param seeds: the seeds to read (None: every seed found)
     :return: per (task, setting name), the finished runs' folders by seed
     """
     found: dict[tuple[str, str], dict[int, Path]] = {}
     for env_id in tasks:
         for setting in suite.settings:
+            if settings is not None and setting.name not in settings:
+                continue
             for folder in (out / "runs").glob(f"{Run(env_id, setting, 0).name[:-1]}*"):
-                if (folder / "meta.json").exists():
-                    found.setdefault((env_id, setting.name), {})[int(folder.name.rsplit("seed", 1)[1])] = folder
+                seed = int(folder.name.rsplit("seed", 1)[1])
+                if (folder / "meta.json").exists() and (seeds is None or seed in seeds):
+                    found.setdefault((env_id, setting.name), {})[seed] = folder
     return found
 
 
@@ -54,21 +62,25 @@ def wall_time_min(runs: dict[int, Path]) -> float:
     return float(np.mean([json.loads((folder / "meta.json").read_text())["wall_time_s"] / 60 for folder in runs.values()]))
 
 
-def report(suite: Suite, out: Path, tasks: list[str] | None = None) -> str:
+def report(
+    suite: Suite, out: Path, tasks: list[str] | None = None, settings: list[str] | None = None, seeds: list[int] | None = None
+) -> str:
     """
     Write ``table.md`` and ``curves.png`` from the finished runs in ``out/runs``, and the aggregate where it applies
     (``aggregate``).
 
     :param tasks: a subset of the suite's tasks
+    :param settings: a subset of the suite's settings, by name
+    :param seeds: the seeds to report (None: every seed found)
     :return: the tables
     """
     tasks = tasks or suite.tasks
-    found = finished_runs(suite, out, tasks)
+    found = finished_runs(suite, out, tasks, settings, seeds)
     if not found:
         return f"No finished runs of these tasks in {out / 'runs'}.\n"
     lines = [
-        f"| task | setting | seeds | final evaluation | mean of last five | vs {suite.reference} (same seeds) "
-        "| wall time (min) |",
+        f"| task | setting | seeds | final evaluation | mean of last five | vs {suite.reference} (same seeds; ratio, "
+        "or difference where its mean is not positive) | wall time (min) |",
         "|---|---|---|---|---|---|---|",
     ]
     for env_id in tasks:
@@ -101,25 +113,35 @@ def _mean_std(values: dict[int, float], digits: int = 1) -> str:
     return f"{array.mean():.{digits}f} ± {array.std():.{digits}f}"
 
 
-def normalised(suite: Suite, out: Path, tasks: list[str], found: dict, metric: int) -> dict[str, dict[str, dict[int, float]]]:
+def normalised(
+    suite: Suite, out: Path, tasks: list[str], found: dict, metric: int
+) -> tuple[dict[str, dict[str, dict[int, float]]], list[str]]:
     """
     :param metric: 0 for the final evaluation, 1 for the mean of the last five
-    :return: per setting and task, each seed's (score - random) / (PPO's mean - random)
+    :return: per setting and task, each seed's (score - random) / (PPO's mean - random); and the tasks left out, where
+        PPO's mean is not above the random policy's (no scale to normalise by)
+    :raises KeyError: for a task without the random policy's score
     """
     random = json.loads((out / "random_scores.json").read_text())
     result: dict[str, dict[str, dict[int, float]]] = {}
+    left_out = []
     for env_id in tasks:
         if (env_id, "ppo") not in found:
             continue
+        if env_id not in random:
+            raise KeyError(f"{out / 'random_scores.json'} has no score for {env_id}: measure it with the 'random' command")
         ppo_mean = float(np.mean(list(scores(found[(env_id, "ppo")])[metric].values())))
         floor = random[env_id]["mean"]
+        if ppo_mean <= floor:
+            left_out.append(env_id)
+            continue
         for setting in suite.settings:
             if (env_id, setting.name) in found:
                 per_seed = scores(found[(env_id, setting.name)])[metric]
                 result.setdefault(setting.name, {})[env_id] = {
                     seed: (value - floor) / (ppo_mean - floor) for seed, value in per_seed.items()
                 }
-    return result
+    return result, left_out
 
 
 def aggregate(suite: Suite, out: Path, tasks: list[str], found: dict) -> str:
@@ -130,12 +152,12 @@ def aggregate(suite: Suite, out: Path, tasks: list[str], found: dict) -> str:
 
     :return: the aggregate's tables
     """
-    from rliable import library as rly
     from rliable import metrics
 
-    # rliable seeds arch's bootstrap with random_state, which arch deprecates in favour of its generator argument
-    warnings.filterwarnings("ignore", "random_state is deprecated", FutureWarning)
-    per_metric = {metric: normalised(suite, out, tasks, found, metric) for metric in (0, 1)}
+    per_metric, left_out = {}, set()
+    for metric in (0, 1):
+        per_metric[metric], left = normalised(suite, out, tasks, found, metric)
+        left_out |= set(left)
     final = per_metric[0]
     names = [setting.name for setting in suite.settings if setting.name in final]
     common = [env_id for env_id in tasks if all(env_id in final[name] for name in names)]
@@ -150,11 +172,18 @@ def aggregate(suite: Suite, out: Path, tasks: list[str], found: dict) -> str:
         lines.append(f"| {env_id} | " + " | ".join(cells) + " |")
     text = "PPO-normalised scores, (score - random) / (PPO's mean - random), mean ± std over seeds:\n\n"
     text += "\n".join(lines) + "\n"
+    if left_out:
+        text += f"\nLeft out, where PPO's mean is not above the random policy's: {', '.join(sorted(left_out))}.\n"
+    common = [env_id for env_id in common if env_id not in left_out]
     if not common:
         (out / "aggregate.md").write_text(text)
         return text
 
     matrices = {metric: {name: _matrix(per_metric[metric][name], common) for name in names} for metric in (0, 1)}
+    if any(matrix.size == 0 for matrix in matrices[0].values()):
+        text += "\nNo aggregate: a setting has no seed that every task has.\n"
+        (out / "aggregate.md").write_text(text)
+        return text
 
     def iqm(matrix: np.ndarray) -> np.ndarray:
         return np.array([metrics.aggregate_iqm(matrix)])
@@ -165,22 +194,27 @@ def aggregate(suite: Suite, out: Path, tasks: list[str], found: dict) -> str:
     for name in names:
         estimates = {}
         for metric in (0, 1):
-            point, interval = rly.get_interval_estimates(
-                {name: matrices[metric][name]}, iqm, reps=BOOTSTRAP_REPS, random_state=np.random.RandomState(0)
-            )
+            point, interval = _bootstrap({name: matrices[metric][name]}, iqm)
             estimates[metric] = f"{point[name][0]:.2f} [{interval[name][0, 0]:.2f}, {interval[name][1, 0]:.2f}]"
         improvement = ""
         if name != "ppo":
-            pair = {name: (matrices[0][name], matrices[0]["ppo"])}
-            point, interval = rly.get_interval_estimates(
-                pair, metrics.probability_of_improvement, reps=BOOTSTRAP_REPS, random_state=np.random.RandomState(0)
-            )
+            point, interval = _bootstrap({name: (matrices[0][name], matrices[0]["ppo"])}, metrics.probability_of_improvement)
             low, high = np.ravel(interval[name])
             improvement = f"{float(np.ravel(point[name])[0]):.2f} [{low:.2f}, {high:.2f}]"
         text += f"| {name} | {matrices[0][name].shape[0]} | {estimates[0]} | {estimates[1]} | {improvement} |\n"
     (out / "aggregate.md").write_text(text)
     plot_profile(matrices[0], out / "profile.png")
     return text
+
+
+def _bootstrap(scores: dict, function: Callable) -> tuple[dict, dict]:
+    """:return: rliable's point estimates and 95% stratified bootstrap intervals, with a fixed bootstrap seed"""
+    from rliable import library as rly
+
+    with warnings.catch_warnings():
+        # rliable seeds arch's bootstrap with random_state, which arch deprecates in favour of its generator argument
+        warnings.filterwarnings("ignore", "random_state is deprecated", FutureWarning)
+        return rly.get_interval_estimates(scores, function, reps=BOOTSTRAP_REPS, random_state=np.random.RandomState(0))
 
 
 def _matrix(per_task: dict[str, dict[int, float]], tasks: list[str]) -> np.ndarray:
@@ -205,7 +239,7 @@ def plot_profile(matrices: dict[str, np.ndarray], path: Path) -> None:
     figure, axis = plt.subplots(figsize=(6, 3.6))
     plot_utils.plot_performance_profiles(profiles, tau, performance_profile_cis=intervals, ax=axis,
                                          xlabel="PPO-normalised score (τ)", ylabel="share of runs with score > τ")  # fmt: skip
-    axis.legend(list(profiles), fontsize=8)
+    axis.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
