@@ -10,13 +10,13 @@ hyperparameters (``config.yml``, ``args.yml``) and ``meta.json`` (command, wall 
 run again, so the same command resumes a grid; ``--jobs`` runs several at once, ``--ray-address`` submits them to a Ray
 cluster (``pip install 'sb3-gpg[ray]'``; ``local`` starts Ray on this machine).
 
-- ``run``: the grid, then ``report``.
+- ``run``: the grid, then ``report`` of every finished run of the suite.
 - ``random``: the uniform-random policy's score on each task (100 episodes, seeds 10000 and up), into
   ``random_scores.json``: the floor of the PPO-normalised scores.
-- ``report``: ``table.md`` (per task and setting: the final evaluation and the mean of the last five, mean ± std over
-  seeds; wall time) and ``curves.png``; with ``random_scores.json`` and PPO in the suite, ``aggregate.md`` and
-  ``profile.png`` (rliable: IQM with 95% stratified bootstrap intervals, probability of improvement, performance
-  profile; ``pip install 'sb3-gpg[suite]'``).
+- ``report`` (of the ``--envs``, ``--settings`` and ``--seeds`` given, all by default): ``table.md`` (per task and
+  setting: the final evaluation and the mean of the last five, mean ± std over seeds; wall time) and ``curves.png``;
+  with ``random_scores.json`` and PPO's runs, ``aggregate.md`` and ``profile.png`` (rliable: IQM with 95% stratified
+  bootstrap intervals, probability of improvement, performance profile; ``pip install 'sb3-gpg[suite]'``).
 
 PPO uses rl_zoo3's own ``ppo.yml`` (for the MuJoCo v5 envs, which it has no entries for, its v4 entries). GPG uses
 sb3_gpg's ``gpg.yml``; a setting adds ``-params``.
@@ -71,7 +71,10 @@ def main() -> None:
     if args.command == "run":
         runs = [Run(env_id, setting, seed) for seed in args.seeds for env_id in tasks for setting in settings]
         run_grid(runs, args.out, suite.eval_seed_offset, args.budget, args.jobs, args.ray_address)
-    print(report(suite, args.out, tasks, [setting.name for setting in settings], args.seeds))
+    if args.command == "report":
+        print(report(suite, args.out, tasks, [setting.name for setting in settings], args.seeds))
+    else:  # the whole grid's finished runs, not only those of this command
+        print(report(suite, args.out))
 
 
 if __name__ == "__main__":
