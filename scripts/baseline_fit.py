@@ -38,9 +38,11 @@ def entry(env_id: str) -> dict:
     return dict(entries.get(env_id, entries["default"]))
 
 
-def train(env_id: str, timesteps: int, seed: int) -> tuple[GPG, VecNormalize | None]:
+def train(env_id: str, timesteps: int, seed: int, n_envs: int | None = None) -> tuple[GPG, VecNormalize | None]:
+    """:param n_envs: the training envs, instead of the entry's"""
     hyperparams = entry(env_id)
-    n_envs, normalize = hyperparams.pop("n_envs", 1), hyperparams.pop("normalize", False)
+    n_envs, normalize = n_envs or hyperparams.pop("n_envs", 1), hyperparams.pop("normalize", False)
+    hyperparams.pop("n_envs", None)
     for key in ("n_timesteps", "policy"):
         hyperparams.pop(key, None)
     env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
@@ -90,28 +92,32 @@ def main() -> None:
     parser.add_argument("--n-envs", type=int, default=16)
     parser.add_argument("--n-steps", type=int, default=1000)
     parser.add_argument("--rollouts", type=int, default=3)
+    parser.add_argument("--train-n-envs", type=int, default=None, help="training envs instead of the entry's n_envs")
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args()
     th.set_num_threads(1)
-    model, normalizer = train(args.env, args.timesteps, args.seed)
+    model, normalizer = train(args.env, args.timesteps, args.seed, args.train_n_envs)
     rollouts = [
         collect(model, args.env, normalizer, args.n_envs, args.n_steps, args.seed + 1000 + i) for i in range(args.rollouts)
     ]
     lines = [
         f"# Out-of-fold explained variance of the baselines: {args.env}",
         "",
-        f"`python scripts/baseline_fit.py --env {args.env} --timesteps {args.timesteps} --seed {args.seed}`: "
-        f"GPG trained {args.timesteps:,} steps with its gpg.yml entry (seed {args.seed}), then {args.rollouts} rollouts of "
+        f"`python scripts/baseline_fit.py --env {args.env} --timesteps {args.timesteps} --seed {args.seed}"
+        + (f" --train-n-envs {args.train_n_envs}" if args.train_n_envs else "") + "`: "
+        f"GPG trained {args.timesteps:,} steps with its gpg.yml entry (seed {args.seed}"
+        + (f", {args.train_n_envs} envs" if args.train_n_envs else "") + f"), then {args.rollouts} rollouts of "
         f"{args.n_envs} envs x {args.n_steps} steps with its policy; mean ± std over the rollouts. Defaults: "
         f"{BASELINE_KWARGS}.",
         "",
-        "| baseline | arguments | explained variance |",
-        "|---|---|---|",
+        "| baseline | arguments | explained variance | per rollout |",
+        "|---|---|---|---|",
     ]  # fmt: skip
     for setting in tqdm(GRID, desc="baselines"):
         values = [explained_variance(rollout, model, setting) for rollout in rollouts]
         kwargs = ", ".join(f"{key}={value}" for key, value in setting.get("baseline_kwargs", {}).items()) or "time bins"
-        lines.append(f"| {setting['baseline']} | {kwargs} | {np.mean(values):.3f} ± {np.std(values):.3f} |")
+        per_rollout = " / ".join(f"{value:.2f}" for value in values)
+        lines.append(f"| {setting['baseline']} | {kwargs} | {np.mean(values):.3f} ± {np.std(values):.3f} | {per_rollout} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.output is not None:
