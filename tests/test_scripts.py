@@ -14,7 +14,7 @@ from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG
 from sb3_gpg.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
-from sb3_gpg.zoo.suite import Run, Setting, Suite, finished, random_scores, run_grid
+from sb3_gpg.zoo.suite import Run, Setting, Suite, budget_of, finished, random_scores, run_grid
 from sb3_gpg.zoo.suite_report import report
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -370,3 +370,10 @@ def test_zoo_suite_report_leaves_out_tasks_where_ppo_is_not_above_random(tmp_pat
     assert "Left out, where PPO's mean is not above the random policy's: Acrobot-v1." in text
     assert "Across 1 tasks (CartPole-v1)" in text and f"| gpg | 2 | {280 / 380:.2f} [" in text
     assert "| Acrobot-v1 | gpg | 2 | -100.0 ± 0.0 |" in text and "| +400.0 |" in text  # a difference, not a ratio
+
+
+def test_zoo_suite_trains_every_setting_for_rl_zoo_ppo_budget():
+    # GPG's own entries would train 2e5 steps on Acrobot (PPO: 1e6) and 3e5 on Pendulum (PPO: 1e5)
+    assert budget_of("Acrobot-v1", None) == 1_000_000 and budget_of("Pendulum-v1", None) == 100_000
+    assert budget_of("HalfCheetah-v5", None) == 1_000_000  # from RL Zoo's v4 entry
+    assert budget_of("CartPole-v1", 400) == 400
