@@ -41,8 +41,8 @@ def entry(env_id: str) -> dict:
 def train(env_id: str, timesteps: int, seed: int, n_envs: int | None = None) -> tuple[GPG, VecNormalize | None]:
     """:param n_envs: the training envs, instead of the entry's"""
     hyperparams = entry(env_id)
-    n_envs, normalize = n_envs or hyperparams.pop("n_envs", 1), hyperparams.pop("normalize", False)
-    hyperparams.pop("n_envs", None)
+    entry_n_envs, normalize = hyperparams.pop("n_envs", 1), hyperparams.pop("normalize", False)
+    n_envs = n_envs or entry_n_envs
     for key in ("n_timesteps", "policy"):
         hyperparams.pop(key, None)
     env = make_vec_env(env_id, n_envs=n_envs, seed=seed)

@@ -83,18 +83,20 @@ def report(
         "or difference where its mean is not positive) | wall time (min) |",
         "|---|---|---|---|---|---|---|",
     ]
+    # per (task, setting): the final evaluations and the means of the last five, by seed; read once
+    scored = {key: scores(runs) for key, runs in found.items()}
     for env_id in tasks:
-        reference = scores(found[(env_id, suite.reference)])[0] if (env_id, suite.reference) in found else {}
+        reference = scored[(env_id, suite.reference)][0] if (env_id, suite.reference) in scored else {}
         for setting in suite.settings:
             if (env_id, setting.name) not in found:
                 continue
             runs = found[(env_id, setting.name)]
-            final, last_five = scores(runs)
-            seeds = sorted(set(reference) & set(final))
+            final, last_five = scored[(env_id, setting.name)]
+            shared = sorted(set(reference) & set(final))
             ratio = ""
-            if seeds and setting.name != suite.reference:
-                reference_mean = np.mean([reference[seed] for seed in seeds])
-                own_mean = np.mean([final[seed] for seed in seeds])
+            if shared and setting.name != suite.reference:
+                reference_mean = np.mean([reference[seed] for seed in shared])
+                own_mean = np.mean([final[seed] for seed in shared])
                 ratio = f"{own_mean / reference_mean:.2f}" if reference_mean > 0 else f"{own_mean - reference_mean:+.1f}"
             lines.append(
                 f"| {env_id} | {setting.name} | {len(runs)} | {_mean_std(final)} | {_mean_std(last_five)} | {ratio} | "
@@ -104,7 +106,7 @@ def report(
     (out / "table.md").write_text(table)
     plot_curves(found, tasks, suite.reference, out / "curves.png")
     if (out / "random_scores.json").exists() and any(key[1] == "ppo" for key in found):
-        table += "\n" + aggregate(suite, out, tasks, found)
+        table += "\n" + aggregate(suite, out, tasks, scored)
     return table
 
 
@@ -114,9 +116,10 @@ def _mean_std(values: dict[int, float], digits: int = 1) -> str:
 
 
 def normalised(
-    suite: Suite, out: Path, tasks: list[str], found: dict, metric: int
+    suite: Suite, out: Path, tasks: list[str], scored: dict, metric: int
 ) -> tuple[dict[str, dict[str, dict[int, float]]], list[str]]:
     """
+    :param scored: per (task, setting name), ``scores`` of its runs
     :param metric: 0 for the final evaluation, 1 for the mean of the last five
     :return: per setting and task, each seed's (score - random) / (PPO's mean - random); and the tasks left out, where
         PPO's mean is not above the random policy's (no scale to normalise by)
@@ -126,29 +129,31 @@ def normalised(
     result: dict[str, dict[str, dict[int, float]]] = {}
     left_out = []
     for env_id in tasks:
-        if (env_id, "ppo") not in found:
+        if (env_id, "ppo") not in scored:
             continue
         if env_id not in random:
             raise KeyError(f"{out / 'random_scores.json'} has no score for {env_id}: measure it with the 'random' command")
-        ppo_mean = float(np.mean(list(scores(found[(env_id, "ppo")])[metric].values())))
+        ppo_mean = float(np.mean(list(scored[(env_id, "ppo")][metric].values())))
         floor = random[env_id]["mean"]
         if ppo_mean <= floor:
             left_out.append(env_id)
             continue
         for setting in suite.settings:
-            if (env_id, setting.name) in found:
-                per_seed = scores(found[(env_id, setting.name)])[metric]
+            if (env_id, setting.name) in scored:
+                per_seed = scored[(env_id, setting.name)][metric]
                 result.setdefault(setting.name, {})[env_id] = {
                     seed: (value - floor) / (ppo_mean - floor) for seed, value in per_seed.items()
                 }
     return result, left_out
 
 
-def aggregate(suite: Suite, out: Path, tasks: list[str], found: dict) -> str:
+def aggregate(suite: Suite, out: Path, tasks: list[str], scored: dict) -> str:
     """
     Write ``aggregate.md`` and ``profile.png``: per task the PPO-normalised mean of each setting, and across the tasks
     that every setting has run, rliable's IQM with its 95% stratified bootstrap interval, the probability that each
     setting improves on PPO, and the performance profile, on the seeds that every task has for that setting.
+
+    :param scored: per (task, setting name), ``scores`` of its runs
 
     :return: the aggregate's tables
     """
@@ -156,7 +161,7 @@ def aggregate(suite: Suite, out: Path, tasks: list[str], found: dict) -> str:
 
     per_metric, left_out = {}, set()
     for metric in (0, 1):
-        per_metric[metric], left = normalised(suite, out, tasks, found, metric)
+        per_metric[metric], left = normalised(suite, out, tasks, scored, metric)
         left_out |= set(left)
     final = per_metric[0]
     names = [setting.name for setting in suite.settings if setting.name in final]
