@@ -1,5 +1,6 @@
 """Smoke configurations of the benchmark scripts: they run end to end, write their outputs and resume."""
 
+import argparse
 import json
 import runpy
 import subprocess
@@ -9,12 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.stats
+import torch as th
 import yaml
 from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG
 from sb3_gpg.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
-from sb3_gpg.zoo.suite import Run, Setting, Suite, budget_of, finished, random_scores, run_grid
+from sb3_gpg.zoo.registry import check_gpg_hyperparams
+from sb3_gpg.zoo.suite import SUITES, Run, Setting, Suite, budget_of, finished, random_scores, run_grid, zoo_entry
 from sb3_gpg.zoo.suite_report import report
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -377,3 +380,25 @@ def test_zoo_suite_trains_every_setting_for_rl_zoo_ppo_budget():
     assert budget_of("Acrobot-v1", None) == 1_000_000 and budget_of("Pendulum-v1", None) == 100_000
     assert budget_of("HalfCheetah-v5", None) == 1_000_000  # from RL Zoo's v4 entry
     assert budget_of("CartPole-v1", 400) == 400
+
+
+def test_every_gpg_setting_of_every_suite_is_a_valid_entry_on_each_task():
+    # A setting's -params are parsed as rl_zoo3 parses them and checked with its task's entry, so a typo fails here
+    # rather than hours into a grid
+    from rl_zoo3.utils import StoreDict
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-params", nargs="+", action=StoreDict, default={})
+    checked = 0
+    for name, suite in SUITES.items():
+        for setting in suite.settings:
+            if setting.algo != "gpg":
+                continue
+            params = parser.parse_args(["-params", *setting.params] if setting.params else []).params
+            for env_id in suite.tasks:
+                entry = zoo_entry("gpg", env_id)[0] | params
+                check_gpg_hyperparams(entry, f"{name}/{setting.name}/{env_id}")
+                if "policy_kwargs" in entry:
+                    assert isinstance(eval(entry["policy_kwargs"], {"nn": th.nn}), dict)
+                checked += 1
+    assert checked > 50

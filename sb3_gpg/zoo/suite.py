@@ -67,12 +67,27 @@ STATE_AWARE = [
 ZOO_TASKS = ["CartPole-v1", "Acrobot-v1", "Pendulum-v1", "MountainCarContinuous-v0", "LunarLander-v3",
              "LunarLanderContinuous-v3", "HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Swimmer-v5"]  # fmt: skip
 STATE_AWARE_TASKS = ["HalfCheetah-v5", "Walker2d-v5", "Hopper-v5", "LunarLander-v3"]
+# RL Zoo's PPO policy for HalfCheetah and Hopper (GPG has no value network: the policy's layers only)
+ZOO_POLICY = "policy_kwargs:'dict(log_std_init=-2, ortho_init=False, activation_fn=nn.ReLU, net_arch=[256, 256])'"
+KNN = ("baseline:'knn'", "baseline_kwargs:{'max_samples':2048}")
+LINEAR_LAMBDA = ("baseline:'linear'", "gae_lambda:0.95")
+# Candidates against gpg.yml's entry ("gpg") on tuning seeds, each run on the tasks it was meant for (--envs)
+ZOO_TUNING = [
+    Setting("gpg", "gpg"),
+    Setting("gpg_linear_lambda0.95", "gpg", LINEAR_LAMBDA),
+    Setting("gpg_knn", "gpg", KNN),
+    Setting("gpg_zoo_policy", "gpg", (ZOO_POLICY,)),
+    Setting("gpg_zoo_policy_linear_lambda0.95", "gpg", (ZOO_POLICY, *LINEAR_LAMBDA)),
+    Setting("gpg_zoo_policy_knn", "gpg", (ZOO_POLICY, *KNN)),
+]
 SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'",))]
 SUITES = {
     # GPG against RL Zoo's own PPO, each with its own entry, evaluated on seeds apart from training (issue #33)
     "zoo": Suite(ZOO_TASKS, [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000),
     # issue #32's first look: GPG's estimator options against the time bins and RL Zoo's PPO
     "state_aware": Suite(STATE_AWARE_TASKS, STATE_AWARE, "gpg_bins_lambda1.0", None),
+    # the tuning of gpg.yml's entries for the zoo suite, on seeds 100 and above
+    "zoo_tuning": Suite(ZOO_TASKS, ZOO_TUNING, "gpg", 10_000),
     # a tiny grid for the tests
     "smoke": Suite(["CartPole-v1"], SMOKE, "ppo", 10_000),
 }
