@@ -79,6 +79,45 @@ ZOO_TUNING = [
     Setting("gpg_zoo_policy", "gpg", (ZOO_POLICY,)),
     Setting("gpg_zoo_policy_linear_lambda0.95", "gpg", (ZOO_POLICY, *LINEAR_LAMBDA)),
     Setting("gpg_zoo_policy_knn", "gpg", (ZOO_POLICY, *KNN)),
+    # the best of 40 trials of --optimize on Pendulum-v1 at its budget (seed 100; optuna/)
+    Setting(
+        "gpg_pendulum_optuna",
+        "gpg",
+        (
+            "n_steps:512",
+            "batch_size:512",
+            "n_epochs:5",
+            "gamma:0.9712",
+            "learning_rate:0.00288",
+            "clip_range:0.4",
+            "ent_coef:0.0",
+            "max_grad_norm:0.96",
+            "leave_one_out:True",
+            "baseline:'linear'",
+            "gae_lambda:0.95",
+            "policy_kwargs:'dict(activation_fn=nn.ReLU, net_arch=[256, 256])'",
+        ),
+    ),
+    # the best of 40 trials of --optimize on MountainCarContinuous-v0 at its budget (seed 100; optuna/)
+    Setting(
+        "gpg_mcc_optuna",
+        "gpg",
+        (
+            "binning:'universal'",
+            "n_steps:512",
+            "batch_size:256",
+            "n_epochs:10",
+            "gamma:0.9842",
+            "learning_rate:2e-5",
+            "clip_range:0.4",
+            "ent_coef:0.0",
+            "max_grad_norm:0.48",
+            "leave_one_out:True",
+            "baseline:'bins'",
+            "gae_lambda:0.98",
+            "policy_kwargs:'dict(activation_fn=nn.Tanh, net_arch=[64, 64])'",
+        ),
+    ),
 ]
 SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'",))]
 SUITES = {
