@@ -342,6 +342,10 @@ def test_zoo_suite_report_normalises_by_ppo_and_random_and_aggregates_with_rliab
     (aggregate_row,) = [line for line in text.splitlines() if line.startswith("| gpg | 2 |")]
     assert aggregate_row.split("|")[5].strip().startswith("0.44 [")
     assert (out / "profile.png").stat().st_size > 10_000 and (out / "curves.png").stat().st_size > 10_000
+    # the same runs give the same intervals, and the report leaves NumPy's global generator as it found it
+    before = np.random.get_state()[1].copy()
+    assert report(suite, out) == text
+    np.testing.assert_array_equal(np.random.get_state()[1], before)
 
 
 def test_zoo_suite_keeps_the_runs_that_finish_when_one_fails(tmp_path):

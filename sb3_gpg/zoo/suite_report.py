@@ -9,7 +9,8 @@ A run's score is its last evaluation; the mean of its last five evaluations is r
 
 import json
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -216,10 +217,25 @@ def _bootstrap(scores: dict, function: Callable) -> tuple[dict, dict]:
     """:return: rliable's point estimates and 95% stratified bootstrap intervals, with a fixed bootstrap seed"""
     from rliable import library as rly
 
-    with warnings.catch_warnings():
-        # rliable seeds arch's bootstrap with random_state, which arch deprecates in favour of its generator argument
-        warnings.filterwarnings("ignore", "random_state is deprecated", FutureWarning)
+    with _fixed_bootstrap_seed():
         return rly.get_interval_estimates(scores, function, reps=BOOTSTRAP_REPS, random_state=np.random.RandomState(0))
+
+
+@contextmanager
+def _fixed_bootstrap_seed() -> Iterator[None]:
+    """
+    rliable's stratified bootstrap draws its resamples from NumPy's global generator whatever ``random_state`` says:
+    seeded here, and restored after, so that the same runs give the same intervals.
+    """
+    global_state = np.random.get_state()
+    np.random.seed(0)
+    try:
+        with warnings.catch_warnings():
+            # rliable seeds arch's bootstrap with random_state, which arch deprecates in favour of its generator argument
+            warnings.filterwarnings("ignore", "random_state is deprecated", FutureWarning)
+            yield
+    finally:
+        np.random.set_state(global_state)
 
 
 def _matrix(per_task: dict[str, dict[int, float]], tasks: list[str]) -> np.ndarray:
@@ -240,7 +256,8 @@ def plot_profile(matrices: dict[str, np.ndarray], path: Path) -> None:
     from rliable import plot_utils
 
     tau = np.linspace(0.0, 2.0, 81)
-    profiles, intervals = rly.create_performance_profile(matrices, tau, reps=BOOTSTRAP_REPS)
+    with _fixed_bootstrap_seed():
+        profiles, intervals = rly.create_performance_profile(matrices, tau, reps=BOOTSTRAP_REPS)
     figure, axis = plt.subplots(figsize=(6, 3.6))
     plot_utils.plot_performance_profiles(profiles, tau, performance_profile_cis=intervals, ax=axis,
                                          xlabel="PPO-normalised score (τ)", ylabel="share of runs with score > τ")  # fmt: skip
