@@ -74,6 +74,7 @@ LINEAR_LAMBDA = ("baseline:'linear'", "gae_lambda:0.95")
 # Candidates against gpg.yml's entry ("gpg") on tuning seeds, each run on the tasks it was meant for (--envs)
 ZOO_TUNING = [
     Setting("gpg", "gpg"),
+    Setting("gpg_bins", "gpg", ("baseline:'bins'", "gae_lambda:1.0")),
     Setting("gpg_linear_lambda0.95", "gpg", LINEAR_LAMBDA),
     Setting("gpg_knn", "gpg", KNN),
     Setting("gpg_zoo_policy", "gpg", (ZOO_POLICY,)),
