@@ -56,11 +56,13 @@ class Suite(NamedTuple):
     eval_seed_offset: int | None
 
 
+# the knn baseline fitted on at most 2,048 samples per rollout, the setting of the state-aware screen
+KNN_KWARGS = "baseline_kwargs:{'max_samples':2048}"
 STATE_AWARE = [
     Setting("ppo", "ppo"),
     *[
         Setting(f"gpg_{baseline}_lambda{gae_lambda}", "gpg", (f"baseline:'{baseline}'", f"gae_lambda:{gae_lambda}", *extra))
-        for baseline, extra in (("bins", ()), ("linear", ()), ("knn", ("baseline_kwargs:{'max_samples':2048}",)))
+        for baseline, extra in (("bins", ()), ("linear", ()), ("knn", (KNN_KWARGS,)))
         for gae_lambda in (1.0, 0.95)
     ],
 ]
@@ -69,7 +71,7 @@ ZOO_TASKS = ["CartPole-v1", "Acrobot-v1", "Pendulum-v1", "MountainCarContinuous-
 STATE_AWARE_TASKS = ["HalfCheetah-v5", "Walker2d-v5", "Hopper-v5", "LunarLander-v3"]
 # RL Zoo's PPO policy for HalfCheetah and Hopper (GPG has no value network: the policy's layers only)
 ZOO_POLICY = "policy_kwargs:'dict(log_std_init=-2, ortho_init=False, activation_fn=nn.ReLU, net_arch=[256, 256])'"
-KNN = ("baseline:'knn'", "baseline_kwargs:{'max_samples':2048}")
+KNN = ("baseline:'knn'", KNN_KWARGS)
 LINEAR_LAMBDA = ("baseline:'linear'", "gae_lambda:0.95")
 # Candidates against gpg.yml's entry ("gpg") on tuning seeds, each run on the tasks it was meant for (--envs)
 ZOO_TUNING = [
