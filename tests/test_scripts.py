@@ -342,6 +342,14 @@ def test_zoo_suite_report_normalises_by_ppo_and_random_and_aggregates_with_rliab
     (aggregate_row,) = [line for line in text.splitlines() if line.startswith("| gpg | 2 |")]
     assert aggregate_row.split("|")[5].strip().startswith("0.44 [")
     assert (out / "profile.png").stat().st_size > 10_000 and (out / "curves.png").stat().st_size > 10_000
+    # the README's table: final evaluations with their seeds; GPG's normalised means of the final evaluations and of
+    # the last fives (each run's last five are a fraction of its final one); wall times in minutes
+    last_five = np.linspace(0, 1, 20)[-5:].mean()
+    cartpole_last_five = np.mean([(last_five * value - 20) / (last_five * 450 - 20) for value in gpg["CartPole-v1"]])
+    assert (
+        f"| CartPole-v1 | 450.0 ± 50.0 (2) | 475.0 ± 25.0 (2) | {normalised[:, 0].mean():.2f}; {cartpole_last_five:.2f} | "
+        "1.0 / 0.5 |" in (out / "headline.md").read_text()
+    )
     # the same runs give the same intervals, and the report leaves NumPy's global generator as it found it
     before = np.random.get_state()[1].copy()
     assert report(suite, out) == text
@@ -377,6 +385,12 @@ def test_zoo_suite_report_leaves_out_tasks_where_ppo_is_not_above_random(tmp_pat
     assert "Left out, where PPO's mean is not above the random policy's: Acrobot-v1." in text
     assert "Across 1 tasks (CartPole-v1)" in text and f"| gpg | 2 | {280 / 380:.2f} [" in text
     assert "| Acrobot-v1 | gpg | 2 | -100.0 ± 0.0 |" in text and "| +400.0 |" in text  # a difference, not a ratio
+
+
+def test_readme_shows_the_zoo_suites_table_as_reported():
+    readme = (SCRIPTS.parent / "README.md").read_text()
+    shown = readme.split("<!-- zoo-suite headline start -->\n")[1].split("<!-- zoo-suite headline end -->")[0]
+    assert shown == (SCRIPTS.parent / "benchmarks" / "zoo_suite" / "headline.md").read_text()
 
 
 def test_zoo_suite_trains_every_setting_for_rl_zoo_ppo_budget():

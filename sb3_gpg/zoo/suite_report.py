@@ -2,7 +2,7 @@
 Tables and plots of a grid run by ``sb3_gpg.zoo.suite``: per task and setting (``table.md``, ``curves.png``) and, for
 a grid against PPO with the random policy's scores measured, the aggregate across tasks the rliable way
 (``aggregate.md``, ``profile.png``): PPO-normalised scores, the interquartile mean with its 95% stratified bootstrap
-interval, the probability of improvement and the performance profile.
+interval, the probability of improvement and the performance profile; and the README's table (``headline.md``).
 
 A run's score is its last evaluation; the mean of its last five evaluations is reported beside it.
 """
@@ -108,7 +108,40 @@ def report(
     plot_curves(found, tasks, suite.reference, out / "curves.png")
     if (out / "random_scores.json").exists() and any(key[1] == "ppo" for key in found):
         table += "\n" + aggregate(suite, out, tasks, scored)
+        headline(suite, out, tasks, found, scored)
     return table
+
+
+def headline(suite: Suite, out: Path, tasks: list[str], found: dict[tuple[str, str], dict[int, Path]], scored: dict) -> str:
+    """
+    Write ``headline.md``, the table the README shows: per task each setting's final evaluation (mean ± std, seeds),
+    the others' PPO-normalised mean (of the final evaluations; of the means of the last five) and the wall time per run.
+
+    :param found: per (task, setting name), the finished runs' folders by seed
+    :param scored: per (task, setting name), ``scores`` of its runs
+    :return: the table
+    """
+    per_metric = [normalised(suite, out, tasks, scored, metric)[0] for metric in (0, 1)]
+    names = [setting.name for setting in suite.settings if any((env_id, setting.name) in found for env_id in tasks)]
+    others = [name for name in names if name != "ppo"]
+    columns = [name.upper() for name in names] + [f"{name.upper()}, PPO-normalised (final; last five)" for name in others]
+    lines = [
+        "| task | " + " | ".join(columns) + f" | wall time (min), {' / '.join(name.upper() for name in names)} |",
+        "|---" * (len(columns) + 2) + "|",
+    ]
+    for env_id in tasks:
+        cells = [f"{_mean_std(scored[(env_id, name)][0])} ({len(found[(env_id, name)])})" if (env_id, name) in found else ""
+                 for name in names]  # fmt: skip
+        for name in others:
+            means = [
+                np.mean(list(per_task[name][env_id].values())) for per_task in per_metric if env_id in per_task.get(name, {})
+            ]
+            cells.append("; ".join(f"{mean:.2f}" for mean in means))
+        times = [f"{wall_time_min(found[(env_id, name)]):.1f}" if (env_id, name) in found else "-" for name in names]
+        lines.append(f"| {env_id} | " + " | ".join(cells) + f" | {' / '.join(times)} |")
+    text = "\n".join(lines) + "\n"
+    (out / "headline.md").write_text(text)
+    return text
 
 
 def _mean_std(values: dict[int, float], digits: int = 1) -> str:
