@@ -16,7 +16,8 @@ env steps). Finished runs are not run again; an interrupted run resumes from its
 evaluation; --stop-after ends an invocation there on purpose); runs spread over --jobs processes. --verify checks
 that this machine reproduces the committed runs: it re-trains each to its first evaluation and compares.
 
-    python scripts/benchmark_paper.py --envs CartPole-v1 --n-envs 1 4 16 32 128 --seeds 0 1 2 3 --jobs 2
+    python scripts/benchmark_paper.py --envs CartPole-v1 --n-envs 1 4 16 32 128 --seeds 0 1 2 3 --jobs 2 \
+        --out benchmarks/paper/cartpole
     python scripts/benchmark_paper.py --ablation --n-envs 1 4 16 --seeds 0 1 --jobs 2 --out benchmarks/ablation
     python scripts/benchmark_paper.py --defaults --envs CartPole-v1 --n-envs 1 4 16 --out benchmarks/paper/defaults
     python scripts/benchmark_paper.py --summary --out benchmarks/paper   # every grid's GPG and PPO beside the paper

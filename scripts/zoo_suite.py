@@ -16,7 +16,8 @@ cluster (``pip install 'sb3-gpg[ray]'``; ``local`` starts Ray on this machine).
 - ``report`` (of the ``--envs``, ``--settings`` and ``--seeds`` given, all by default): ``table.md`` (per task and
   setting: the final evaluation and the mean of the last five, mean ± std over seeds; wall time) and ``curves.png``;
   with ``random_scores.json`` and PPO's runs, ``aggregate.md`` and ``profile.png`` (rliable: IQM with 95% stratified
-  bootstrap intervals, probability of improvement, performance profile; ``pip install 'sb3-gpg[suite]'``).
+  bootstrap intervals, probability of improvement, performance profile; ``pip install 'sb3-gpg[suite]'``); and, when
+  nothing is narrowed, ``headline.md`` (the README's table).
 
 PPO uses rl_zoo3's own ``ppo.yml`` (for the MuJoCo v5 envs, which it has no entries for, its v4 entries). GPG uses
 sb3_gpg's ``gpg.yml``; a setting adds ``-params``.
@@ -72,7 +73,8 @@ def main() -> None:
         runs = [Run(env_id, setting, seed) for seed in args.seeds for env_id in tasks for setting in settings]
         run_grid(runs, args.out, suite.eval_seed_offset, args.budget, args.jobs, args.ray_address)
     if args.command == "report":
-        print(report(suite, args.out, tasks, [setting.name for setting in settings], args.seeds))
+        # None where not narrowed: a report of the whole grid also writes the README's table
+        print(report(suite, args.out, tasks if args.envs else None, args.settings, args.seeds))
     else:  # the whole grid's finished runs, not only those of this command
         print(report(suite, args.out))
 

@@ -350,6 +350,8 @@ def test_zoo_suite_report_normalises_by_ppo_and_random_and_aggregates_with_rliab
         f"| CartPole-v1 | 450.0 ± 50.0 (2) | 475.0 ± 25.0 (2) | {normalised[:, 0].mean():.2f}; {cartpole_last_five:.2f} | "
         "1.0 / 0.5 |" in (out / "headline.md").read_text()
     )
+    summary = "Across 2 tasks (CartPole-v1, Pendulum-v1), with 95% stratified bootstrap intervals: GPG's IQM of"
+    assert f"{summary} PPO-normalised final scores {iqm:.2f} [" in (out / "headline.md").read_text()
     # the same runs give the same intervals, and the report leaves NumPy's global generator as it found it
     before = np.random.get_state()[1].copy()
     assert report(suite, out) == text
@@ -385,6 +387,18 @@ def test_zoo_suite_report_leaves_out_tasks_where_ppo_is_not_above_random(tmp_pat
     assert "Left out, where PPO's mean is not above the random policy's: Acrobot-v1." in text
     assert "Across 1 tasks (CartPole-v1)" in text and f"| gpg | 2 | {280 / 380:.2f} [" in text
     assert "| Acrobot-v1 | gpg | 2 | -100.0 ± 0.0 |" in text and "| +400.0 |" in text  # a difference, not a ratio
+    # The README's table: Acrobot's final scores are not normalised ("-"), its last fives are (each a fraction of the
+    # final one: PPO's is above the random policy's)
+    last_five = np.linspace(0, 1, 20)[-5:].mean()
+    acrobot = (last_five * -100 + 495) / (last_five * -500 + 495)
+    assert (
+        f"| Acrobot-v1 | -500.0 ± 0.0 (2) | -100.0 ± 0.0 (2) | -; {acrobot:.2f} | 1.0 / 1.0 |"
+        in (tmp_path / "headline.md").read_text()
+    )
+    # a report of part of the grid leaves the README's table alone
+    (tmp_path / "headline.md").unlink()
+    report(suite, tmp_path, tasks=["CartPole-v1"])
+    assert not (tmp_path / "headline.md").exists()
 
 
 def test_readme_shows_the_zoo_suites_table_as_reported():

@@ -92,6 +92,14 @@ def test_train_then_enjoy_record_and_plot(tmp_path):
     assert not (tmp_path / "long.png").exists()
 
 
+def test_an_env_without_an_entry_gets_the_default_group(tmp_path):
+    # RL Zoo's own default would be a single env: a group of one trajectory per bin
+    cli("sb3_gpg.train", "--algo", "gpg", "--env", "MountainCar-v0", "-n", "4096", "-f", "logs", cwd=tmp_path)
+    config = (tmp_path / "logs" / "gpg" / "MountainCar-v0_1" / "MountainCar-v0" / "config.yml").read_text()
+    saved = dict(yaml.load(config, Loader=yaml.UnsafeLoader))
+    assert (saved["n_envs"], saved["n_steps"], saved["batch_size"]) == (8, 512, 128)
+
+
 def test_yaml_env_kwargs_reach_the_evaluation_env(tmp_path):
     # CliffWalking's entry sets a time limit through env_kwargs; without it in rl_zoo3's eval env, evaluating a policy
     # that does not reach the goal would never end (the subprocess timeout would fail this test)

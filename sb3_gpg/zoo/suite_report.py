@@ -75,6 +75,7 @@ def report(
     :param seeds: the seeds to report (None: every seed found)
     :return: the tables
     """
+    whole_grid = tasks is None and settings is None and seeds is None
     tasks = tasks or suite.tasks
     found = finished_runs(suite, out, tasks, settings, seeds)
     if not found:
@@ -107,19 +108,25 @@ def report(
     (out / "table.md").write_text(table)
     plot_curves(found, tasks, suite.reference, out / "curves.png")
     if (out / "random_scores.json").exists() and any(key[1] == "ppo" for key in found):
-        table += "\n" + aggregate(suite, out, tasks, scored)
-        headline(suite, out, tasks, found, scored)
+        text, summary = aggregate(suite, out, tasks, scored)
+        table += "\n" + text
+        if whole_grid:
+            headline(suite, out, tasks, found, scored, summary)
     return table
 
 
-def headline(suite: Suite, out: Path, tasks: list[str], found: dict[tuple[str, str], dict[int, Path]], scored: dict) -> str:
+def headline(
+    suite: Suite, out: Path, tasks: list[str], found: dict[tuple[str, str], dict[int, Path]], scored: dict, summary: str
+) -> str:
     """
-    Write ``headline.md``, the table the README shows: per task each setting's final evaluation (mean ± std, seeds),
-    the others' PPO-normalised mean (of the final evaluations; of the means of the last five) and the wall time per run.
+    Write ``headline.md``, what the README shows (written by a report of the whole grid only): per task each setting's
+    final evaluation (mean ± std, seeds), the others' PPO-normalised mean (of the final evaluations; of the means of
+    the last five) and the wall time per run, then the aggregate's summary.
 
     :param found: per (task, setting name), the finished runs' folders by seed
     :param scored: per (task, setting name), ``scores`` of its runs
-    :return: the table
+    :param summary: the aggregate in a sentence (``aggregate``)
+    :return: the text
     """
     per_metric = [normalised(suite, out, tasks, scored, metric)[0] for metric in (0, 1)]
     names = [setting.name for setting in suite.settings if any((env_id, setting.name) in found for env_id in tasks)]
@@ -133,20 +140,23 @@ def headline(suite: Suite, out: Path, tasks: list[str], found: dict[tuple[str, s
         cells = [f"{_mean_std(scored[(env_id, name)][0])} ({len(found[(env_id, name)])})" if (env_id, name) in found else ""
                  for name in names]  # fmt: skip
         for name in others:
-            means = [
-                np.mean(list(per_task[name][env_id].values())) for per_task in per_metric if env_id in per_task.get(name, {})
-            ]
-            cells.append("; ".join(f"{mean:.2f}" for mean in means))
+            if (env_id, name) not in found:
+                cells.append("")
+                continue
+            means = [per_task.get(name, {}).get(env_id) for per_task in per_metric]
+            # "-": PPO's mean not above the random policy's on that metric, so no scale to normalise by
+            cells.append("; ".join("-" if mean is None else f"{np.mean(list(mean.values())):.2f}" for mean in means))
         times = [f"{wall_time_min(found[(env_id, name)]):.1f}" if (env_id, name) in found else "-" for name in names]
         lines.append(f"| {env_id} | " + " | ".join(cells) + f" | {' / '.join(times)} |")
-    text = "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n" + (f"\n{summary}\n" if summary else "")
     (out / "headline.md").write_text(text)
     return text
 
 
 def _mean_std(values: dict[int, float], digits: int = 1) -> str:
+    """:return: mean ± std, or the value alone where there is one"""
     array = np.array(list(values.values()))
-    return f"{array.mean():.{digits}f} ± {array.std():.{digits}f}"
+    return f"{array.mean():.{digits}f} ± {array.std():.{digits}f}" if len(array) > 1 else f"{array[0]:.{digits}f}"
 
 
 def normalised(
@@ -181,7 +191,7 @@ def normalised(
     return result, left_out
 
 
-def aggregate(suite: Suite, out: Path, tasks: list[str], scored: dict) -> str:
+def aggregate(suite: Suite, out: Path, tasks: list[str], scored: dict) -> tuple[str, str]:
     """
     Write ``aggregate.md`` and ``profile.png``: per task the PPO-normalised mean of each setting, and across the tasks
     that every setting has run, rliable's IQM with its 95% stratified bootstrap interval, the probability that each
@@ -189,7 +199,7 @@ def aggregate(suite: Suite, out: Path, tasks: list[str], scored: dict) -> str:
 
     :param scored: per (task, setting name), ``scores`` of its runs
 
-    :return: the aggregate's tables
+    :return: the aggregate's tables, and the aggregate in a sentence for the README ("" where there is none)
     """
     from rliable import metrics
 
@@ -216,13 +226,13 @@ def aggregate(suite: Suite, out: Path, tasks: list[str], scored: dict) -> str:
     common = [env_id for env_id in common if env_id not in left_out]
     if not common:
         (out / "aggregate.md").write_text(text)
-        return text
+        return text, ""
 
     matrices = {metric: {name: _matrix(per_metric[metric][name], common) for name in names} for metric in (0, 1)}
     if any(matrix.size == 0 for matrix in matrices[0].values()):
         text += "\nNo aggregate: a setting has no seed that every task has.\n"
         (out / "aggregate.md").write_text(text)
-        return text
+        return text, ""
 
     def iqm(matrix: np.ndarray) -> np.ndarray:
         return np.array([metrics.aggregate_iqm(matrix)])
@@ -230,6 +240,7 @@ def aggregate(suite: Suite, out: Path, tasks: list[str], scored: dict) -> str:
     text += f"\nAcross {len(common)} tasks ({', '.join(common)}), 95% stratified bootstrap intervals"
     text += f" ({BOOTSTRAP_REPS} reps):\n\n"
     text += "| setting | runs per task | IQM, final | IQM, last five | P(improves on PPO), final |\n|---|---|---|---|---|\n"
+    summaries = []
     for name in names:
         estimates = {}
         for metric in (0, 1):
@@ -240,10 +251,21 @@ def aggregate(suite: Suite, out: Path, tasks: list[str], scored: dict) -> str:
             point, interval = _bootstrap({name: (matrices[0][name], matrices[0]["ppo"])}, metrics.probability_of_improvement)
             low, high = np.ravel(interval[name])
             improvement = f"{float(np.ravel(point[name])[0]):.2f} [{low:.2f}, {high:.2f}]"
-        text += f"| {name} | {matrices[0][name].shape[0]} | {estimates[0]} | {estimates[1]} | {improvement} |\n"
+        runs = matrices[0][name].shape[0]
+        text += f"| {name} | {runs} | {estimates[0]} | {estimates[1]} | {improvement} |\n"
+        if name != "ppo":
+            summaries.append(
+                f"{name.upper()}'s IQM of PPO-normalised final scores {estimates[0]} (last five: {estimates[1]}) and the "
+                f"probability that it improves on PPO {improvement}, on {runs} run{'s' if runs != 1 else ''} per task"
+            )
     (out / "aggregate.md").write_text(text)
     plot_profile(matrices[0], out / "profile.png")
-    return text
+    summary = (
+        f"Across {len(common)} tasks ({', '.join(common)}), with 95% stratified bootstrap intervals: "
+        + "; ".join(summaries)
+        + "."
+    )
+    return text, summary
 
 
 def _bootstrap(scores: dict, function: Callable) -> tuple[dict, dict]:
