@@ -108,15 +108,26 @@ def report(
     (out / "table.md").write_text(table)
     plot_curves(found, tasks, suite.reference, out / "curves.png")
     if (out / "random_scores.json").exists() and any(key[1] == "ppo" for key in found):
-        text, summary = aggregate(suite, out, tasks, scored)
+        # per metric (0: final evaluation, 1: mean of the last five), the normalised scores, read once for both
+        per_metric, left_out = {}, set()
+        for metric in (0, 1):
+            per_metric[metric], left = normalised(suite, out, tasks, scored, metric)
+            left_out |= set(left)
+        text, summary = aggregate(suite, out, tasks, per_metric, left_out)
         table += "\n" + text
         if whole_grid:
-            headline(suite, out, tasks, found, scored, summary)
+            headline(suite, out, tasks, found, scored, per_metric, summary)
     return table
 
 
 def headline(
-    suite: Suite, out: Path, tasks: list[str], found: dict[tuple[str, str], dict[int, Path]], scored: dict, summary: str
+    suite: Suite,
+    out: Path,
+    tasks: list[str],
+    found: dict[tuple[str, str], dict[int, Path]],
+    scored: dict,
+    per_metric: dict[int, dict[str, dict[str, dict[int, float]]]],
+    summary: str,
 ) -> str:
     """
     Write ``headline.md``, what the README shows (written by a report of the whole grid only): per task each setting's
@@ -125,10 +136,10 @@ def headline(
 
     :param found: per (task, setting name), the finished runs' folders by seed
     :param scored: per (task, setting name), ``scores`` of its runs
+    :param per_metric: per metric (0: final evaluation, 1: mean of the last five), ``normalised``'s scores
     :param summary: the aggregate in a sentence (``aggregate``)
     :return: the text
     """
-    per_metric = [normalised(suite, out, tasks, scored, metric)[0] for metric in (0, 1)]
     names = [setting.name for setting in suite.settings if any((env_id, setting.name) in found for env_id in tasks)]
     others = [name for name in names if name != "ppo"]
     columns = [name.upper() for name in names] + [f"{name.upper()}, PPO-normalised (final; last five)" for name in others]
@@ -143,7 +154,7 @@ def headline(
             if (env_id, name) not in found:
                 cells.append("")
                 continue
-            means = [per_task.get(name, {}).get(env_id) for per_task in per_metric]
+            means = [per_metric[metric].get(name, {}).get(env_id) for metric in (0, 1)]
             # "-": PPO's mean not above the random policy's on that metric, so no scale to normalise by
             cells.append("; ".join("-" if mean is None else f"{np.mean(list(mean.values())):.2f}" for mean in means))
         times = [f"{wall_time_min(found[(env_id, name)]):.1f}" if (env_id, name) in found else "-" for name in names]
@@ -191,22 +202,24 @@ def normalised(
     return result, left_out
 
 
-def aggregate(suite: Suite, out: Path, tasks: list[str], scored: dict) -> tuple[str, str]:
+def aggregate(
+    suite: Suite,
+    out: Path,
+    tasks: list[str],
+    per_metric: dict[int, dict[str, dict[str, dict[int, float]]]],
+    left_out: set[str],
+) -> tuple[str, str]:
     """
     Write ``aggregate.md`` and ``profile.png``: per task the PPO-normalised mean of each setting, and across the tasks
     that every setting has run, rliable's IQM with its 95% stratified bootstrap interval, the probability that each
     setting improves on PPO, and the performance profile, on the seeds that every task has for that setting.
 
-    :param scored: per (task, setting name), ``scores`` of its runs
-
+    :param per_metric: per metric (0: final evaluation, 1: mean of the last five), ``normalised``'s scores
+    :param left_out: the tasks ``normalised`` left out on either metric
     :return: the aggregate's tables, and the aggregate in a sentence for the README ("" where there is none)
     """
     from rliable import metrics
 
-    per_metric, left_out = {}, set()
-    for metric in (0, 1):
-        per_metric[metric], left = normalised(suite, out, tasks, scored, metric)
-        left_out |= set(left)
     final = per_metric[0]
     names = [setting.name for setting in suite.settings if setting.name in final]
     common = [env_id for env_id in tasks if all(env_id in final[name] for name in names)]
