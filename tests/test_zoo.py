@@ -28,11 +28,12 @@ from sb3_gpg.zoo import (
     main,
     register_gpg,
     sample_gpg_params,
+    sample_gpg_rollout,
     searched_binnings,
 )
 from sb3_gpg.zoo.commands import _take_eval_seed, replaced
 from sb3_gpg.zoo.experiment import ZooExperimentManager
-from sb3_gpg.zoo.registry import SEARCHED_BINNINGS
+from sb3_gpg.zoo.registry import MAX_ROLLOUT_POW, SEARCHED_BINNINGS
 
 QUICK_TRAIN = ["--env", "CartPole-v1", "-n", "2048", "--eval-freq", "1024", "--eval-episodes", "2", "--seed", "0"]
 
@@ -236,6 +237,9 @@ def test_optimize_two_trials_with_sqlite(tmp_path):
     storage = f"sqlite:///{tmp_path / 'gpg.db'}"
     cli("sb3_gpg.train", *OPTIMIZE, "--n-trials", "2", "--n-jobs", "1", "--storage", storage, cwd=tmp_path)
     assert count_trials(storage) == 2
+    # The group size is searched too: each trial trained with the n_envs it sampled
+    for trial in optuna.load_study(study_name="cartpole", storage=storage).trials:
+        assert trial.params["n_envs_pow"] in range(2, 7)
 
 
 def test_two_processes_share_one_study(tmp_path):
@@ -311,6 +315,11 @@ def test_every_yaml_entry_builds_a_model(tmp_path, algo, env_id, entry):
     model.env.close()
 
 
+def as_text(hyperparams):
+    """Values as text: a learning-rate schedule equals another by what it computes, which repr shows."""
+    return {name: repr(value) for name, value in hyperparams.items()}
+
+
 def test_sampled_hyperparameters_are_always_valid():
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     for n_envs in (1, 3, 16):
@@ -318,11 +327,22 @@ def test_sampled_hyperparameters_are_always_valid():
         for _ in range(15):
             trial = study.ask()
             hyperparams = sample_gpg_params(trial, n_actions=2, n_envs=n_envs, additional_args={})
-            assert hyperparams["batch_size"] <= hyperparams["n_steps"] * n_envs
+            assert (hyperparams["n_steps"] * n_envs) % hyperparams["batch_size"] == 0
+            assert hyperparams["n_steps"] * n_envs <= 2**MAX_ROLLOUT_POW or hyperparams["n_steps"] == 1
             GPG("MlpPolicy", env, **hyperparams)  # raises on any invalid combination
             # What Optuna stores converts back to the same values (as RL Zoo does for --trial-id and best trials)
-            assert convert_gpg_params(trial.params) == hyperparams
+            converted = convert_gpg_params({**trial.params, "n_envs": n_envs})
+            assert as_text(converted) == as_text({"n_envs": n_envs, **hyperparams})
             study.tell(trial, 0.0)
+
+
+def test_sampled_rollout_scales_only_box_observations():
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    box, discrete = gym.make("CartPole-v1").observation_space, spaces.Discrete(48)
+    sampled = [sample_gpg_rollout(study.ask(), box) for _ in range(30)]
+    assert {rollout["n_envs"] for rollout in sampled} == {4, 8, 16, 32, 64}
+    assert {rollout["normalize"] for rollout in sampled} == {False, True}
+    assert all("normalize" not in sample_gpg_rollout(study.ask(), discrete) for _ in range(5))
 
 
 def test_search_leaves_spatial_binnings_out_for_image_observations():

@@ -25,6 +25,7 @@ from sb3_gpg.zoo.registry import (
     convert_gpg_params,
     register_gpg,
     sample_gpg_params,
+    sample_gpg_rollout,
     searched_baselines,
     searched_binnings,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "register_gpg",
     "run",
     "sample_gpg_params",
+    "sample_gpg_rollout",
     "searched_baselines",
     "searched_binnings",
 ]

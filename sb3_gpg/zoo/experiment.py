@@ -23,6 +23,7 @@ from sb3_gpg.zoo.registry import (
     ZooError,
     check_gpg_hyperparams,
     sample_gpg_params,
+    sample_gpg_rollout,
     searched_baselines,
     searched_binnings,
 )
@@ -135,20 +136,41 @@ class ZooExperimentManager(ExperimentManager):
             )
 
     def hyperparameters_optimization(self) -> None:
-        if self.algo in GPG_ALGOS:
-            if self.storage is not None:
-                init_storage(self.storage)
-            # rl_zoo3's objective gives the sampler no observation space: this study's is bound to the env's
-            env = self.create_envs(1, no_log=True)
-            binnings, baselines = searched_binnings(env.observation_space), searched_baselines(env.observation_space)
-            env.close()
-            registered = HYPERPARAMS_SAMPLER[self.algo]
-            HYPERPARAMS_SAMPLER[self.algo] = functools.partial(sample_gpg_params, binnings=binnings, baselines=baselines)
-            try:
-                return super().hyperparameters_optimization()
-            finally:  # rl_zoo3's dict is the process's: leave it as registered
-                HYPERPARAMS_SAMPLER[self.algo] = registered
-        return super().hyperparameters_optimization()
+        if self.algo not in GPG_ALGOS:
+            return super().hyperparameters_optimization()
+        if self.storage is not None:
+            init_storage(self.storage)
+        # rl_zoo3's objective gives the sampler no observation space: this study's is bound to the env's
+        env = self.create_envs(1, no_log=True)
+        self._searched_space = env.observation_space
+        binnings, baselines = searched_binnings(env.observation_space), searched_baselines(env.observation_space)
+        env.close()
+        if self.n_jobs > 1:
+            warnings.warn(
+                f"--n-jobs {self.n_jobs}: trials that share a process share its envs' shape, so the search keeps the "
+                "entry's n_envs and normalize; run one process per worker on a shared --storage to search them too."
+            )
+        registered = HYPERPARAMS_SAMPLER[self.algo]
+        HYPERPARAMS_SAMPLER[self.algo] = functools.partial(self._sample_gpg_params, binnings=binnings, baselines=baselines)
+        try:
+            return super().hyperparameters_optimization()
+        finally:  # rl_zoo3's dict is the process's: leave it as registered
+            HYPERPARAMS_SAMPLER[self.algo] = registered
+
+    def objective(self, trial: Any) -> float:
+        if self.algo in GPG_ALGOS and self.n_jobs == 1:
+            # The group's shape, before rl_zoo3 makes the trial's envs from it
+            rollout = sample_gpg_rollout(trial, self._searched_space)
+            self.n_envs = rollout["n_envs"]
+            self.normalize = rollout.get("normalize", self.normalize)
+        return super().objective(trial)
+
+    def _sample_gpg_params(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """``sample_gpg_params``, with VecNormalize's discount set to the sampled gamma, as rl_zoo3 does for an entry."""
+        hyperparams = sample_gpg_params(*args, **kwargs)
+        if self.n_jobs == 1 and self.normalize:
+            self.normalize_kwargs = {**self.normalize_kwargs, "gamma": hyperparams["gamma"]}
+        return hyperparams
 
 
 class EnvPoolExperimentManager(ZooExperimentManager):

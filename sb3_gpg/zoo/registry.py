@@ -5,6 +5,7 @@ search space and the checks of a hyperparameter entry.
 
 import difflib
 import inspect
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,28 @@ def searched_baselines(observation_space: spaces.Space) -> tuple[str, ...]:
     return ("bins",) if has_image_space(observation_space) else BASELINES
 
 
+# The group sizes and the largest rollout the search tries: a rollout of 64 envs x 2,048 steps would leave a trial of a
+# few hundred thousand steps with one or two updates
+SEARCHED_N_ENVS_POW = (2, 6)
+MAX_ROLLOUT_POW = 15
+
+
+def sample_gpg_rollout(trial: Any, observation_space: spaces.Space) -> dict[str, Any]:
+    """
+    Optuna sampler for the RL Zoo keys that shape GPG's group: ``n_envs`` (the group size) and ``normalize`` (only for
+    Box observations, which VecNormalize can scale). rl_zoo3 builds the envs from these before it calls
+    ``sample_gpg_params``, so ``ZooExperimentManager`` samples them first.
+
+    :param trial: the Optuna trial
+    :param observation_space: the observation space of the env the search trains on
+    :return: ``n_envs`` and, for Box observations, ``normalize``
+    """
+    sampled: dict[str, Any] = {"n_envs_pow": trial.suggest_int("n_envs_pow", *SEARCHED_N_ENVS_POW)}
+    if isinstance(observation_space, spaces.Box) and not has_image_space(observation_space):
+        sampled["normalize"] = trial.suggest_categorical("normalize", [False, True])
+    return convert_gpg_params(sampled)
+
+
 def sample_gpg_params(
     trial: Any,
     n_actions: int,
@@ -90,15 +113,16 @@ def sample_gpg_params(
     baselines: Sequence[str] = BASELINES,
 ) -> dict[str, Any]:
     """
-    Optuna sampler for GPG: learning rate, n_steps, batch_size, n_epochs, gamma, clip_range, ent_coef, max_grad_norm,
-    binning, bin_size, leave_one_out, baseline (bins or fitted; their arguments keep their defaults), gae_lambda and
-    network size. Every combination is valid: ``batch_size`` is capped at
-    ``n_steps`` (so it fits the rollout of any number of envs and divides it), and ``bin_size`` is only sampled for
-    spatial binnings.
+    Optuna sampler for GPG, wide enough to hold RL Zoo's PPO entries: n_steps (the rollout of all envs capped at
+    ``2**MAX_ROLLOUT_POW``), batch_size, n_epochs, gamma (0.9-0.9999), learning rate and its schedule, clip_range,
+    target_kl, ent_coef, max_grad_norm, binning, bin_size, leave_one_out, baseline (bins or fitted; their arguments keep
+    their defaults), gae_lambda, truncated_returns, network size and activation, orthogonal initialisation and the
+    Gaussian's initial log std. Every combination is valid: ``batch_size`` is the largest power of two up to the sampled one
+    that divides the rollout, and ``bin_size`` is only sampled for spatial binnings.
 
     :param trial: the Optuna trial
     :param n_actions: number of actions (unused, RL Zoo's signature)
-    :param n_envs: number of envs (unused: every sampled batch size fits one env's rollout)
+    :param n_envs: number of envs, which caps n_steps
     :param additional_args: RL Zoo's extra arguments (unused)
     :param binnings: the binnings to choose from (see ``searched_binnings``)
     :param baselines: the baselines to choose from (see ``searched_baselines``)
@@ -106,24 +130,31 @@ def sample_gpg_params(
     """
     binning = trial.suggest_categorical("binning", list(binnings))
     sampled = {
+        "n_envs": n_envs,
         "n_steps_pow": trial.suggest_int("n_steps_pow", 5, 11),
-        "batch_size_pow": trial.suggest_int("batch_size_pow", 5, 10),
-        "one_minus_gamma": trial.suggest_float("one_minus_gamma", 0.0001, 0.03, log=True),
+        "batch_size_pow": trial.suggest_int("batch_size_pow", 5, 12),
+        "one_minus_gamma": trial.suggest_float("one_minus_gamma", 0.0001, 0.1, log=True),
         "learning_rate": trial.suggest_float("learning_rate", 1e-5, 3e-3, log=True),
+        "lr_schedule": trial.suggest_categorical("lr_schedule", ["constant", "linear"]),
         "ent_coef": trial.suggest_float("ent_coef", 1e-8, 0.1, log=True),
         "clip_range": trial.suggest_categorical("clip_range", [0.1, 0.2, 0.3, 0.4]),
+        "target_kl": trial.suggest_categorical("target_kl", [None, 0.01, 0.03, 0.1]),
         "n_epochs": trial.suggest_categorical("n_epochs", [1, 5, 10, 20]),
-        "max_grad_norm": trial.suggest_float("max_grad_norm", 0.3, 2.0),
+        "max_grad_norm": trial.suggest_float("max_grad_norm", 0.3, 5.0, log=True),
         "binning": binning,
         "leave_one_out": trial.suggest_categorical("leave_one_out", [False, True]),
         "baseline": trial.suggest_categorical("baseline", list(baselines)),
-        "gae_lambda": trial.suggest_categorical("gae_lambda", [0.9, 0.95, 0.98, 1.0]),
+        "gae_lambda": trial.suggest_categorical("gae_lambda", [0.8, 0.9, 0.95, 0.98, 1.0]),
+        "truncated_returns": trial.suggest_categorical("truncated_returns", ["keep", "mask", "bootstrap"]),
         "net_arch": trial.suggest_categorical("net_arch", list(NET_ARCHS)),
         "activation_fn": trial.suggest_categorical("activation_fn", list(ACTIVATIONS)),
+        "ortho_init": trial.suggest_categorical("ortho_init", [False, True]),
+        "log_std_init": trial.suggest_float("log_std_init", -3.0, 0.0),
     }
     if binning.startswith("spatial"):
         sampled["bin_size"] = trial.suggest_categorical("bin_size", [0.2, 0.5, 1.0, 2.0])
     hyperparams = convert_gpg_params(sampled)
+    hyperparams.pop("n_envs")
     # Show the true values in Optuna's dashboard
     for name in ("gamma", "n_steps", "batch_size"):
         trial.set_user_attr(name, hyperparams[name])
@@ -132,19 +163,34 @@ def sample_gpg_params(
 
 def convert_gpg_params(sampled_params: dict[str, Any]) -> dict[str, Any]:
     """
-    Turn sampled values (as Optuna stores them) into GPG keyword arguments.
+    Turn sampled values (as Optuna stores them) into GPG keyword arguments, and the RL Zoo keys ``n_envs`` and
+    ``normalize`` where they were sampled (rl_zoo3 reads a trial's params back with this for ``--trial-id``).
 
-    :param sampled_params: values from ``sample_gpg_params``
-    :return: GPG keyword arguments
+    :param sampled_params: values from ``sample_gpg_rollout`` and ``sample_gpg_params``; ``n_envs`` may be given as
+        it is, to cap ``n_steps``
+    :return: GPG keyword arguments, with ``n_envs`` where it was sampled or given and ``normalize`` where sampled
     """
+    from rl_zoo3.utils import linear_schedule
+
     hyperparams = dict(sampled_params)
+    if "n_envs_pow" in hyperparams:
+        hyperparams["n_envs"] = 2 ** hyperparams.pop("n_envs_pow")
+    if "n_steps_pow" not in hyperparams:  # the rollout's keys alone
+        return hyperparams
+    n_envs = hyperparams.get("n_envs", 1)
     hyperparams["gamma"] = 1 - hyperparams.pop("one_minus_gamma")
-    hyperparams["n_steps"] = 2 ** hyperparams.pop("n_steps_pow")
-    hyperparams["batch_size"] = min(2 ** hyperparams.pop("batch_size_pow"), hyperparams["n_steps"])
+    hyperparams["n_steps"] = min(2 ** hyperparams.pop("n_steps_pow"), max(2**MAX_ROLLOUT_POW // n_envs, 1))
+    # The largest power of two up to the sampled one that divides the rollout
+    hyperparams["batch_size"] = math.gcd(2 ** hyperparams.pop("batch_size_pow"), hyperparams["n_steps"] * n_envs)
+    if hyperparams.pop("lr_schedule", "constant") == "linear":
+        hyperparams["learning_rate"] = linear_schedule(hyperparams["learning_rate"])
     policy_kwargs = {
         "net_arch": NET_ARCHS[hyperparams.pop("net_arch")],
         "activation_fn": ACTIVATIONS[hyperparams.pop("activation_fn")],
     }
+    for name in ("ortho_init", "log_std_init"):
+        if name in hyperparams:
+            policy_kwargs[name] = hyperparams.pop(name)
     return {"policy_kwargs": policy_kwargs, **hyperparams}
 
 
