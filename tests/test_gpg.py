@@ -23,7 +23,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
 from sb3_gpg import GPG, GroupDictRolloutBuffer, GroupRolloutBuffer
 from sb3_gpg.common.group_options import GROUP_OPTION_NAMES
-from sb3_gpg.common.no_signal import SIGNAL_CHECK_ROLLOUTS
+from sb3_gpg.common.no_signal import FLAT_ROLLOUTS_WARNING, SIGNAL_CHECK_ROLLOUTS
 from sb3_gpg.common.policies import ActorOnlyPolicy
 
 SMALL = dict(n_steps=64, batch_size=32, n_epochs=2)
@@ -472,6 +472,26 @@ def test_no_signal_warning_fires_once_per_learn_call_with_the_numbers(env_id, n_
     (message,) = no_signal_warnings(env_id, 1, n_steps, rollouts=6)
     assert "100% of the samples had only their own trajectory in their bin" in message
     assert f"n_steps x n_envs = {n_steps} x 1 samples" in message and "a longer n_steps" in message
+
+
+def flat_warnings(env_id: str, n_envs: int, n_steps: int, rollouts: int) -> list[str]:
+    model = GPG(
+        "MlpPolicy", make_vec_env(env_id, n_envs=n_envs, seed=0), n_steps=n_steps, batch_size=n_steps * n_envs, n_epochs=1
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.learn(rollouts * n_steps * n_envs)
+    return [str(warning.message) for warning in caught if "rollouts in a row" in str(warning.message)]
+
+
+def test_equal_returns_rollout_after_rollout_warn_once_at_any_point():
+    # MountainCar-v0's 200-step episodes fill 200-step rollouts exactly, and a random policy never reaches the goal:
+    # every time bin holds the same return of -1 per step, so every advantage is 0, from the first rollout to the last
+    (message,) = flat_warnings("MountainCar-v0", 2, 200, rollouts=FLAT_ROLLOUTS_WARNING + 5)
+    assert f"no signal for {FLAT_ROLLOUTS_WARNING} rollouts in a row" in message and "n_envs" in message
+    assert flat_warnings("MountainCar-v0", 2, 200, rollouts=FLAT_ROLLOUTS_WARNING - 1) == []
+    # Where returns differ (CartPole's episodes end at different times), it stays silent
+    assert flat_warnings("CartPole-v1", 2, 64, rollouts=FLAT_ROLLOUTS_WARNING + 2) == []
 
 
 def test_loading_a_file_saved_by_ppo_names_it(tmp_path):

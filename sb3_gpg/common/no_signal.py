@@ -1,7 +1,9 @@
 """
-The no-signal check: over the first rollouts of each ``learn`` call, the share of samples whose advantage the group
-cannot inform (a baseline from a bin holding their own trajectory alone, or no baseline at all). Most of them means
-settings carried over from PPO that leave GPG's group empty, which training alone would not reveal.
+The no-signal checks. Over the first rollouts of each ``learn`` call, the share of samples whose advantage the group
+cannot inform (a baseline from a bin holding their own trajectory alone, or no baseline at all): most of them means
+settings carried over from PPO that leave GPG's group empty, which training alone would not reveal. At any point of
+training, rollouts in a row whose every advantage is 0: no trajectory of the group did better than another (a sparse
+reward never reached), so the policy is not updated at all.
 """
 
 import warnings
@@ -12,16 +14,20 @@ from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 # How many rollouts the check reads, and the share of uninformed samples above which it warns
 SIGNAL_CHECK_ROLLOUTS = 3
 NO_SIGNAL_WARNING_SHARE = 0.5
+# How many rollouts in a row with every advantage 0 make the check warn
+FLAT_ROLLOUTS_WARNING = 10
 
 
 class NoSignalCheck:
     """
     Collects the group diagnostics of the first ``SIGNAL_CHECK_ROLLOUTS`` rollouts and warns once when most samples
-    got no signal from their group.
+    got no signal from their group; counts the rollouts in a row whose advantages are all 0 and warns once when they
+    reach ``FLAT_ROLLOUTS_WARNING``.
     """
 
     def __init__(self) -> None:
         self.rollouts: list[dict[str, float]] = []
+        self.flat_in_a_row = 0
 
     def record(self, group_stats: dict[str, float], model: OnPolicyAlgorithm) -> None:
         """
@@ -32,6 +38,17 @@ class NoSignalCheck:
             self.rollouts.append(group_stats)
             if len(self.rollouts) == SIGNAL_CHECK_ROLLOUTS:
                 self.warn_if_no_signal(model)
+        self.flat_in_a_row = self.flat_in_a_row + 1 if group_stats["zero_advantage_share"] >= 1.0 else 0
+        if self.flat_in_a_row == FLAT_ROLLOUTS_WARNING:
+            self.warn(
+                f"GPG has had no signal for {FLAT_ROLLOUTS_WARNING} rollouts in a row ({model.num_timesteps} steps so "
+                "far): every advantage was 0, because every trajectory of the group got the same return where it was "
+                "compared (a sparse reward never reached, or episodes that all end alike), so the policy is not being "
+                "updated. Fixes: more exploration (ent_coef, log_std_init or use_sde for continuous actions), a larger "
+                "group (n_envs), a longer n_steps, the 'universal' binning (compares returns across episode times), "
+                "or a shaped reward.",
+                model,
+            )
 
     def finish(self, model: OnPolicyAlgorithm) -> None:
         """
@@ -64,6 +81,14 @@ class NoSignalCheck:
             "'universal'), min_bin_count=2 with leave_one_out=True. PPO settings with short rollouts do not carry "
             "over to GPG."
         )
-        warnings.warn(message, UserWarning, stacklevel=4)
+        self.warn(message, model)
+
+    @staticmethod
+    def warn(message: str, model: OnPolicyAlgorithm) -> None:
+        """
+        :param message: what to say, as a ``UserWarning`` and, with ``verbose >= 1``, in the logger
+        :param model: the algorithm
+        """
+        warnings.warn(message, UserWarning, stacklevel=5)
         if model.verbose >= 1:
             model.logger.warn(message)
