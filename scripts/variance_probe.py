@@ -54,6 +54,7 @@ REWARD_NOTE = (
     "The probe's returns are discounted sums of the env's raw rewards; training normalised the rewards (VecNormalize), "
     "which rescales every return by one factor and leaves the shares unchanged."
 )
+RAW_REWARD_NOTE = "The probe's returns are discounted sums of the env's raw rewards, as in training."
 
 
 def decompose(returns: np.ndarray, times: np.ndarray, max_time: float, degree: int = 3) -> dict[str, float]:
@@ -122,7 +123,11 @@ def find_run(folder: Path, algo: str, env_id: str, exp_id: int) -> Path:
     :return: the run's folder, ``folder/algo/ENV_<id>``
     """
     if exp_id == 0:
-        ids = [int(m.group(1)) for p in (folder / algo).glob(f"{env_id}_*") if (m := re.fullmatch(rf"{re.escape(env_id)}_(\d+)", p.name))]
+        ids = [
+            int(m.group(1))
+            for p in (folder / algo).glob(f"{env_id}_*")
+            if (m := re.fullmatch(rf"{re.escape(env_id)}_(\d+)", p.name))
+        ]
         if not ids:
             raise FileNotFoundError(f"no run of {algo} on {env_id} under {folder / algo}")
         exp_id = max(ids)
@@ -139,7 +144,11 @@ def find_checkpoints(run: Path, env_id: str, which: list[str]) -> list[dict[str,
     :return: per checkpoint: its label, steps (None for the final model), model path, VecNormalize statistics path
         (None where the run has none) and which statistics they are
     """
-    saved = {int(m.group(1)): p for p in run.glob("rl_model_*_steps.zip") if (m := re.fullmatch(r"rl_model_(\d+)_steps\.zip", p.name))}
+    saved = {
+        int(m.group(1)): p
+        for p in run.glob("rl_model_*_steps.zip")
+        if (m := re.fullmatch(r"rl_model_(\d+)_steps\.zip", p.name))
+    }
     final_stats = run / env_id / "vecnormalize.pkl"
     chosen: list[int | None] = []
     for item in which:
@@ -318,7 +327,8 @@ def probe_estimators(agent: BaseAlgorithm, env_id: str, stats_path: Path | None,
                 if first_rewards is None:
                     first_rewards = buffer.rewards.copy()
                 same_samples &= bool(np.array_equal(first_rewards, buffer.rewards))
-        rows.append(dict(setting=name, baseline=baseline, gae_lambda=gae_lambda, effective_horizon=1.0 / (1.0 - gamma * gae_lambda),
+        horizon = 1.0 / (1.0 - gamma * gae_lambda)
+        rows.append(dict(setting=name, baseline=baseline, gae_lambda=gae_lambda, effective_horizon=horizon,
                          explained_variance=float(np.mean(explained)), explained_variance_per_rollout=explained,
                          baseline_explained_variance=float(np.mean(baseline_explained))))  # fmt: skip
         env.close()
@@ -355,7 +365,7 @@ def probe_checkpoint(env_id: str, algo: str, checkpoint: dict[str, Any], args: a
         vecnormalize=None if checkpoint["vecnormalize"] is None else str(checkpoint["vecnormalize"]),
         vecnormalize_statistics=checkpoint["vecnormalize_note"], gamma=gamma, horizon=args.horizon,
         discount_left_after_horizon=gamma**args.horizon, max_episode_steps=max_time,
-        reward_note=REWARD_NOTE if observer.normalized_rewards else "The probe's returns are discounted sums of the env's raw rewards, as in training.",
+        reward_note=REWARD_NOTE if observer.normalized_rewards else RAW_REWARD_NOTE,
         restore_max_obs_difference=mismatch, n_states=len(states), n_continuations=args.n_continuations,
         state_times=times.tolist(), returns=returns_array.tolist(), mean_continuation_length=float(np.mean(lengths)),
         decomposition=decompose(returns_array, times, max_time),
@@ -379,9 +389,10 @@ def markdown(results: list[dict[str, Any]]) -> str:
     ]
     for r in results:
         d = r["decomposition"]
-        lines.append(f"| {r['env']} | {r['checkpoint']} | {r['n_states']} x {r['n_continuations']}, {r['horizon']} | {r['gamma']:g} "
-                     f"| {d['between_share']:.2f} | {d['time_share']:.2f} | {d['state_beyond_time_share']:.2f} "
-                     f"| {d['action_noise_share']:.2f} | {np.mean(r['returns']):.1f} |")  # fmt: skip
+        lines.append(f"| {r['env']} | {r['checkpoint']} | {r['n_states']} x {r['n_continuations']}, {r['horizon']} "
+                     f"| {r['gamma']:g} | {d['between_share']:.2f} | {d['time_share']:.2f} "
+                     f"| {d['state_beyond_time_share']:.2f} | {d['action_noise_share']:.2f} "
+                     f"| {np.mean(r['returns']):.1f} |")  # fmt: skip
     lines += [
         "",
         "What GPG's estimators explain on rollouts of the same policy: 1 - Var(advantages) / Var(returns) over the rollout "
@@ -399,27 +410,36 @@ def markdown(results: list[dict[str, Any]]) -> str:
             lines.append(f"| {r['env']} | {r['checkpoint']} | {estimators['error']} | | | | |")
             continue
         for s in estimators["settings"]:
-            lines.append(f"| {r['env']} | {r['checkpoint']} | {s['setting']} | {s['gae_lambda']:g} | {s['effective_horizon']:.1f} "
-                         f"| {s['explained_variance']:.2f} | {s['baseline_explained_variance']:.2f} |")  # fmt: skip
-    notes = sorted({r["reward_note"] for r in results} | {f"VecNormalize statistics: {r['vecnormalize_statistics']}." for r in results})
+            lines.append(f"| {r['env']} | {r['checkpoint']} | {s['setting']} | {s['gae_lambda']:g} "
+                         f"| {s['effective_horizon']:.1f} | {s['explained_variance']:.2f} "
+                         f"| {s['baseline_explained_variance']:.2f} |")  # fmt: skip
+    notes = sorted(
+        {r["reward_note"] for r in results} | {f"VecNormalize statistics: {r['vecnormalize_statistics']}." for r in results}
+    )
     return "\n".join([*lines, "", *notes, ""])
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--algo", choices=sorted(ALGOS), default="gpg", help="the agent's algorithm (the RL Zoo CLI's --algo)")
     parser.add_argument("--env", nargs="+", required=True, help="MuJoCo env ids, e.g. HalfCheetah-v5")
     parser.add_argument("-f", "--folder", type=Path, default=Path("logs"), help="the RL Zoo log folder")
     parser.add_argument("--exp-id", type=int, default=0, help="the run's id (ENV_<id>); 0: the latest")
     parser.add_argument("--checkpoints", nargs="+", default=["all"],
-                        help="'all' (every rl_model_<steps>_steps.zip and the final model), 'final', or step counts")  # fmt: skip
+                        help="'all' (every rl_model_<steps>_steps.zip, then the final model), 'final', or steps")  # fmt: skip
     parser.add_argument("--n-states", type=int, default=30, help="states N")
     parser.add_argument("--n-continuations", type=int, default=8, help="continuations K per state (at least 2)")
     parser.add_argument("--horizon", type=int, default=300, help="steps H of a continuation at most")
     parser.add_argument("--episodes", type=int, default=10, help="episodes whose steps the states are drawn from")
     parser.add_argument("--n-envs", type=int, default=8, help="the estimators' group: envs per rollout")
-    parser.add_argument("--n-steps", type=int, default=None, help="the estimators' steps per env and rollout; default: the agent's")
-    parser.add_argument("--rollouts", type=int, default=3, help="the estimators' rollouts (their explained variances are averaged)")
+    parser.add_argument(
+        "--n-steps", type=int, default=None, help="the estimators' steps per env and rollout; default: the agent's"
+    )
+    parser.add_argument(
+        "--rollouts", type=int, default=3, help="the estimators' rollouts (their explained variances are averaged)"
+    )
     parser.add_argument("--truncated-returns", choices=["keep", "mask", "bootstrap"], default=None,
                         help="the estimators' truncated_returns; default: the agent's (GPG), else keep")  # fmt: skip
     parser.add_argument("--skip-estimators", action="store_true", help="only the decomposition")
