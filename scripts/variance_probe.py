@@ -375,6 +375,11 @@ def probe_checkpoint(env_id: str, algo: str, checkpoint: dict[str, Any], args: a
     return result
 
 
+def number(value: float) -> str:
+    """:return: the value with two decimals, or in scientific notation where it is that far from [-1, 1]"""
+    return f"{value:.2f}" if abs(value) < 1000 else f"{value:.1e}"
+
+
 def markdown(results: list[dict[str, Any]]) -> str:
     """:return: the Markdown tables of the results: the decomposition, then the estimators, per task and checkpoint"""
     lines = [
@@ -396,23 +401,24 @@ def markdown(results: list[dict[str, Any]]) -> str:
     lines += [
         "",
         "What GPG's estimators explain on rollouts of the same policy: 1 - Var(advantages) / Var(returns) over the rollout "
-        "buffer (mean over the rollouts), the baseline's own out-of-fold explained variance, and the effective horizon "
-        "1 / (1 - gamma * lambda).",
+        "buffer (mean over the rollouts, then each rollout's), the baseline's own out-of-fold explained variance (mean), "
+        "and the effective horizon 1 / (1 - gamma * lambda).",
         "",
-        "| Task | Checkpoint | Setting | lambda | Effective horizon | 1 - Var(A)/Var(R) | Baseline's EV |",
-        "|---|---|---|---|---|---|---|",
+        "| Task | Checkpoint | Setting | lambda | Effective horizon | 1 - Var(A)/Var(R) | Per rollout | Baseline's EV |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         estimators = r.get("estimators")
         if estimators is None:
             continue
         if "error" in estimators:
-            lines.append(f"| {r['env']} | {r['checkpoint']} | {estimators['error']} | | | | |")
+            lines.append(f"| {r['env']} | {r['checkpoint']} | {estimators['error']} | | | | | |")
             continue
         for s in estimators["settings"]:
             lines.append(f"| {r['env']} | {r['checkpoint']} | {s['setting']} | {s['gae_lambda']:g} "
-                         f"| {s['effective_horizon']:.1f} | {s['explained_variance']:.2f} "
-                         f"| {s['baseline_explained_variance']:.2f} |")  # fmt: skip
+                         f"| {s['effective_horizon']:.1f} | {number(s['explained_variance'])} "
+                         f"| {' / '.join(map(number, s['explained_variance_per_rollout']))} "
+                         f"| {number(s['baseline_explained_variance'])} |")  # fmt: skip
     notes = sorted(
         {r["reward_note"] for r in results} | {f"VecNormalize statistics: {r['vecnormalize_statistics']}." for r in results}
     )
