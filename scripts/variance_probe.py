@@ -294,7 +294,7 @@ def probe_estimators(agent: BaseAlgorithm, env_id: str, stats_path: Path | None,
     """
     n_steps = args.n_steps or getattr(agent, "n_steps", 512)
     truncated = args.truncated_returns or getattr(agent, "truncated_returns", "keep")
-    policy_kwargs = {k: v for k, v in dict(agent.policy_kwargs).items() if k not in ("use_expln", "squash_output")}
+    policy_kwargs = dict(agent.policy_kwargs)  # PPO's critic settings among them: GPG ignores them (warning silenced below)
     rows, first_rewards, same_samples, left_out = [], None, True, None
     for name, baseline, gae_lambda in ESTIMATORS:
         env = make_vec_env(env_id, n_envs=args.n_envs, seed=args.seed)
