@@ -449,7 +449,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--truncated-returns", choices=["keep", "mask", "bootstrap"], default=None,
                         help="the estimators' truncated_returns; default: the agent's (GPG), else keep")  # fmt: skip
     parser.add_argument("--skip-estimators", action="store_true", help="only the decomposition")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the episodes, the states drawn, the action noise")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/variance_probe"), help="folder of the JSON and the table")
     args = parser.parse_args(argv)
     if args.n_continuations < 2:
