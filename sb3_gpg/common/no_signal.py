@@ -14,6 +14,10 @@ SIGNAL_CHECK_ROLLOUTS = 3
 NO_SIGNAL_WARNING_SHARE = 0.5
 
 
+class NoSignalWarning(UserWarning):
+    """GPG's group gives most samples no baseline (a ``UserWarning``, so that it can be filtered or made an error)."""
+
+
 class NoSignalCheck:
     """
     Collects the group diagnostics of the first ``SIGNAL_CHECK_ROLLOUTS`` rollouts and warns once when most samples
@@ -64,6 +68,6 @@ class NoSignalCheck:
             "'universal'), min_bin_count=2 with leave_one_out=True. PPO settings with short rollouts do not carry "
             "over to GPG."
         )
-        warnings.warn(message, UserWarning, stacklevel=4)
+        warnings.warn(message, NoSignalWarning, stacklevel=4)
         if model.verbose >= 1:
             model.logger.warn(message)
