@@ -9,7 +9,7 @@ from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG, __version__
 from sb3_gpg.common.binning import BINNINGS
-from sb3_gpg.common.env_util import VEC_ENVS, make_vec_env_on
+from sb3_gpg.common.env_util import VEC_ENVS, check_env_id, make_vec_env_on
 
 
 def main(argv: list[str] | None = None) -> float:
@@ -17,12 +17,17 @@ def main(argv: list[str] | None = None) -> float:
     :param argv: command-line arguments (``sys.argv[1:]`` when None)
     :return: the mean evaluation return
     """
-    parser = argparse.ArgumentParser(prog="python -m sb3_gpg", description=__doc__)
+    # Plain text (the module docstring is reStructuredText), and every option's default
+    parser = argparse.ArgumentParser(
+        prog="python -m sb3_gpg",
+        description="Train GPG on a Gymnasium task with a progress bar, then evaluate it.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--env", default="CartPole-v1", help="Gymnasium environment id")
     parser.add_argument("--timesteps", type=int, default=50_000, help="environment steps to train for")
     parser.add_argument("--n-envs", type=int, default=1, help="parallel environments: the group is n_envs * n_steps samples")
     parser.add_argument("--binning", default="time", choices=BINNINGS, help="which samples share a baseline")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of GPG and of the training envs")
     parser.add_argument(
         "--vec-env",
         default="dummy",
@@ -33,6 +38,10 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--eval-episodes", type=int, default=20, help="episodes of the final evaluation")
     parser.add_argument("--save", metavar="PATH", help="save the trained model to PATH.zip")
     args = parser.parse_args(argv)
+    try:
+        check_env_id(args.env)
+    except ValueError as error:  # one line and argparse's exit status, as for a bad option, rather than a traceback
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
 
     print(
         f"sb3-gpg {__version__}: training GPG on {args.env}, {args.timesteps} steps, {args.n_envs} env(s) "

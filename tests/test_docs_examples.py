@@ -7,7 +7,9 @@ are each executed in a fresh temporary folder, with tiny budgets: the integer li
 trains for a million steps trains for a few hundred, and every GPG, MaskableGPG and RecurrentGPG built by an example
 collects rollouts of at most ``ROLLOUT_CAP["n_steps"]`` steps per env and updates for at most
 ``ROLLOUT_CAP["n_epochs"]`` epochs (their defaults, 2,048 steps and 10 epochs, would make each example's one rollout
-the slowest part); torch runs on one thread. A failure names the file, the block's number and its first line.
+the slowest part); torch runs on one thread. A failure names the file, the block's number and its first line; an
+example whose group gives most samples no baseline (GPG's ``NoSignalWarning``) fails too: the docs show settings where
+the group gets signal, with the capped rollouts as with their own.
 Blocks in other languages (shell commands, BibTeX, YAML) are not run, each language for a reason given in ``NOT_RUN``
 (a block in a language without one fails ``test_every_block_is_run_or_has_a_reason``): the shell commands install
 packages or train for minutes, and .ci/run runs the main job and an RL Zoo command from the built wheel instead.
@@ -16,11 +18,13 @@ packages or train for minutes, and .ci/run runs the main job and an RL Zoo comma
 import inspect
 import re
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
 import torch as th
 
+from sb3_gpg.common.no_signal import NoSignalWarning
 from sb3_gpg.gpg.gpg import GPG
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +35,8 @@ CAPS = (
     (re.compile(r"(n_eval_episodes\s*=\s*)([\d_]+)"), 2),
     (re.compile(r"(\brange\()([\d_]+)(?=\))"), 2),
 )
-ROLLOUT_CAP = {"n_steps": 64, "n_epochs": 2}
+# 128 steps: several CartPole episodes per env, so that a capped rollout still gives its group signal
+ROLLOUT_CAP = {"n_steps": 128, "n_epochs": 2}
 RST_CODE_BLOCK = re.compile(r"^(\s*)\.\. code-block::\s*(\S+)\s*$")
 MARKDOWN_FENCE = re.compile(r"^(\s*)```\s*(\S*)")
 NOT_RUN = {
@@ -156,7 +161,9 @@ def test_doc_example_runs(relative, number, line, language, code, tmp_path, monk
     monkeypatch.chdir(tmp_path)
     source = with_tiny_budgets(code)
     try:
-        exec(compile(source, f"{relative} block {number}", "exec"), {"__name__": "__main__"})
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", NoSignalWarning)
+            exec(compile(source, f"{relative} block {number}", "exec"), {"__name__": "__main__"})
     except Exception as error:
         first_line = code.strip().splitlines()[0]
         raise AssertionError(f"{relative} block {number} (line {line}: {first_line!r}) failed: {error!r}") from error

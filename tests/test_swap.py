@@ -99,6 +99,9 @@ ONE_SAMPLE_MINIBATCH = (
     "PPO's check, which MaskablePPO and RecurrentPPO lack: they normalise one-sample minibatches to NaN, which fails at "
     "the next rollout; GPG refuses it when built"
 )
+NO_UPDATE = (
+    "a zero learning rate or no epoch trains nothing: the anchors accept it, GPG refuses it when built, saying what to pass"
+)
 LSTM_SETTINGS = (
     "GPG's filter of the critic's settings serves its three classes, so GPG and MaskableGPG take RecurrentPPO's LSTM "
     "settings for the critic's: they refuse RecurrentPPO's invalid combinations as RecurrentPPO does, and ignore the "
@@ -123,6 +126,19 @@ DIFFERENCES: dict[tuple[str, str], Difference] = {
     ("MaskablePPO", "rollout_buffer_class=RolloutBuffer"): Difference(
         ("init", ValueError), "MaskablePPO refuses SB3's buffer at its first rollout (AssertionError), MaskableGPG when built"
     ),
+    **{
+        (anchor, scenario): Difference(("init", ValueError), NO_UPDATE)
+        for anchor in ANCHORS
+        for scenario in ("learning_rate=0", "n_epochs=0")
+    },
+    **{
+        (anchor, "batch_size=0, normalize_advantage=False"): Difference(
+            ("init", ValueError),
+            "an empty minibatch: PPO fails when built (ZeroDivisionError), MaskablePPO and RecurrentPPO in their first "
+            "update (RuntimeError, IndexError); GPG refuses it when built, saying what to pass",
+        )
+        for anchor in ANCHORS
+    },
     **{
         (anchor, scenario): Difference((step, error), LSTM_SETTINGS)
         for anchor in ("PPO", "MaskablePPO")
@@ -161,6 +177,10 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "clip_range_vf='0.2'": dict(clip_range_vf="0.2"),
     "gae_lambda, vf_coef": dict(gae_lambda=0.9, vf_coef=0.4),
     "batch_size=1": dict(batch_size=1),
+    "batch_size=0, normalize_advantage=False": dict(batch_size=0, normalize_advantage=False),
+    "learning_rate=-1": dict(learning_rate=-1),
+    "learning_rate=0": dict(learning_rate=0),
+    "n_epochs=0": dict(n_epochs=0),
     "n_steps=1": dict(n_steps=1, batch_size=2),
     "n_steps=1, normalize_advantage=False": dict(n_steps=1, batch_size=1, normalize_advantage=False),
     "net_arch with vf": dict(policy_kwargs=dict(net_arch=dict(pi=[16], vf=[32]))),
@@ -397,6 +417,10 @@ def test_settings_accepted_or_refused_alike(pair, setting):
             "when the features extractor is not shared.* Remove one of the two",
         ),
         (GPG, dict(n_steps=1, batch_size=1, normalize_advantage=False), "a one-sample rollout has no group"),
+        (GPG, dict(learning_rate=-1), r"learning_rate=-1: the learning rate must be positive .* Pass a positive rate"),
+        (MaskableGPG, dict(learning_rate=lambda progress: progress - 1), "a schedule whose value at progress 1 is 0"),
+        (RecurrentGPG, dict(n_epochs=0), r"n_epochs=0: .* Pass n_epochs >= 1"),
+        (GPG, dict(batch_size=0, normalize_advantage=False), r"batch_size=0: .* Pass batch_size >= 1"),
     ],
 )
 def test_refusals_say_what_to_do(algorithm, kwargs, message):

@@ -2,12 +2,25 @@
 Vectorised environments on a chosen backend: SB3's DummyVecEnv or SubprocVecEnv, or EnvPool's C++ envs.
 """
 
+import difflib
+
+import gymnasium as gym
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 from sb3_gpg.common.envpool import make_envpool_env
 
 VEC_ENVS = ("dummy", "subproc", "envpool")
+
+
+def check_env_id(env_id: str) -> None:
+    """
+    :param env_id: a Gymnasium environment id
+    :raises ValueError: for an id that no imported module registers, naming the closest registered id
+    """
+    if env_id not in gym.envs.registry:
+        match = difflib.get_close_matches(env_id, list(gym.envs.registry), n=1)
+        raise ValueError(f"Unknown environment {env_id!r}" + (f": did you mean {match[0]!r}?" if match else "."))
 
 
 def make_vec_env_on(

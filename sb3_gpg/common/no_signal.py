@@ -18,6 +18,10 @@ NO_SIGNAL_WARNING_SHARE = 0.5
 FLAT_ROLLOUTS_WARNING = 10
 
 
+class NoSignalWarning(UserWarning):
+    """GPG's group gives most samples no baseline (a ``UserWarning``, so that it can be filtered or made an error)."""
+
+
 class NoSignalCheck:
     """
     Collects the group diagnostics of the first ``SIGNAL_CHECK_ROLLOUTS`` rollouts and warns once when most samples
@@ -86,9 +90,9 @@ class NoSignalCheck:
     @staticmethod
     def warn(message: str, model: OnPolicyAlgorithm) -> None:
         """
-        :param message: what to say, as a ``UserWarning`` and, with ``verbose >= 1``, in the logger
+        :param message: what to say, as a ``NoSignalWarning`` and, with ``verbose >= 1``, in the logger
         :param model: the algorithm
         """
-        warnings.warn(message, UserWarning, stacklevel=5)
+        warnings.warn(message, NoSignalWarning, stacklevel=5)
         if model.verbose >= 1:
             model.logger.warn(message)

@@ -5,6 +5,7 @@ refuses too, with the exception type PPO raises, so that a swap fails where PPO 
 """
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 # Constructor arguments that only PPO's critic reads
@@ -100,6 +101,28 @@ def ignore_critic_settings(policy_kwargs: dict[str, Any] | None, **critic_argume
     return policy_kwargs
 
 
+def check_update_settings(learning_rate: float | Callable[[float], float], n_epochs: int) -> None:
+    """
+    Refuse, before anything is built, a learning rate and a number of epochs that cannot train: PPO passes a negative
+    rate on to torch's Adam, which refuses it from deep in the policy's constructor, and trains nothing with a zero
+    rate or no epoch.
+
+    :param learning_rate: the constructor's learning rate, a number or a schedule of the progress remaining (1 to 0)
+    :param n_epochs: the constructor's number of epochs
+    :raises ValueError: for a rate that is not positive (a schedule's at progress 1, where training starts) and for
+        fewer than one epoch
+    """
+    start = learning_rate(1.0) if callable(learning_rate) else learning_rate
+    if not start > 0:  # NaN too
+        given = f"a schedule whose value at progress 1 is {start!r}" if callable(learning_rate) else repr(learning_rate)
+        raise ValueError(
+            f"learning_rate={given}: the learning rate must be positive where training starts (a schedule is read at "
+            "progress 1, the first update). Pass a positive rate, e.g. 3e-4 (the default), or a schedule that starts positive."
+        )
+    if n_epochs < 1:
+        raise ValueError(f"n_epochs={n_epochs}: each update needs at least one epoch over the rollout. Pass n_epochs >= 1.")
+
+
 def check_minibatch_size(batch_size: int, n_steps: int, n_envs: int | None, normalize_advantage: bool) -> None:
     """
     PPO's checks of the minibatch size: advantage normalisation of a single sample gives NaN, and a minibatch size
@@ -111,7 +134,7 @@ def check_minibatch_size(batch_size: int, n_steps: int, n_envs: int | None, norm
     :param n_envs: number of envs, None without an env (a model being loaded)
     :param normalize_advantage: whether the advantages are normalised per minibatch
     :raises PPOSettingError: for a minibatch or a rollout of one sample with ``normalize_advantage``
-    :raises ValueError: for a rollout of one sample without it
+    :raises ValueError: for a minibatch of no sample, and for a rollout of one sample without normalisation
     """
     if normalize_advantage and batch_size <= 1:
         raise PPOSettingError(
@@ -119,6 +142,8 @@ def check_minibatch_size(batch_size: int, n_steps: int, n_envs: int | None, norm
             "sample normalise to NaN. Pass a larger batch_size, or normalize_advantage=False. "
             "See https://github.com/DLR-RM/stable-baselines3/issues/440"
         )
+    if batch_size < 1:
+        raise ValueError(f"batch_size={batch_size}: a minibatch needs at least one sample. Pass batch_size >= 1.")
     if n_envs is None:
         return
     buffer_size = n_envs * n_steps

@@ -20,7 +20,7 @@ from sb3_gpg.common.buffers import BaseGroupRolloutBuffer, GroupDictRolloutBuffe
 from sb3_gpg.common.foreign_policies import check_policy_class, check_saved_policy
 from sb3_gpg.common.group_options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.common.no_signal import NoSignalCheck
-from sb3_gpg.common.ppo_settings import check_minibatch_size, ignore_critic_settings
+from sb3_gpg.common.ppo_settings import check_minibatch_size, check_update_settings, ignore_critic_settings
 from sb3_gpg.gpg.policies import ActorOnlyPolicy, CnnPolicy, MlpPolicy, MultiInputPolicy
 
 SelfGPG = TypeVar("SelfGPG", bound="GPG")
@@ -123,6 +123,7 @@ class GPG(OnPolicyAlgorithm):
         # Check GPG's own arguments before anything is built or stepped
         options = GroupOptions.from_kwargs(type(self).__name__, group_options)
         options.check(rollout_buffer_kwargs=rollout_buffer_kwargs)
+        check_update_settings(learning_rate, n_epochs)
         policy_kwargs = ignore_critic_settings(policy_kwargs, vf_coef=vf_coef, clip_range_vf=clip_range_vf)
 
         super().__init__(

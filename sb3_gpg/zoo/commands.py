@@ -5,7 +5,6 @@ their arguments from ``sys.argv``; what else of rl_zoo3 is replaced while one ru
 
 import argparse
 import contextlib
-import difflib
 import functools
 import importlib
 import os
@@ -18,10 +17,10 @@ from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
+from sb3_gpg.common.env_util import check_env_id
 from sb3_gpg.common.envpool import check_envpool_env_id
 from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
 from sb3_gpg.gpg_mask_recurrent.gpg_mask_recurrent import MaskableRecurrentGPG
@@ -87,9 +86,10 @@ def _check_env(env_id: str, gym_packages: list[str]) -> None:
 
     for package in gym_packages:
         importlib.import_module(package)
-    if env_id not in gym.envs.registry:
-        match = difflib.get_close_matches(env_id, list(gym.envs.registry), n=1)
-        raise ZooError(f"Unknown environment {env_id!r}" + (f": did you mean {match[0]!r}?" if match else "."))
+    try:
+        check_env_id(env_id)
+    except ValueError as error:
+        raise ZooError(str(error)) from None
 
 
 def _take_eval_seed(argv: list[str]) -> tuple[int | None, list[str]]:

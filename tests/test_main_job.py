@@ -1,0 +1,37 @@
+"""
+The main job's command line (``python -m sb3_gpg``): its help and its errors, without training.
+"""
+
+import re
+
+import pytest
+
+from sb3_gpg.__main__ import main
+
+
+def test_help_is_plain_text_with_every_default(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    help_text = capsys.readouterr().out
+    assert "``" not in help_text, "reStructuredText markup in the help"
+    flat = re.sub(r"\s+", " ", help_text)  # argparse wraps the help lines
+    for default in ("CartPole-v1", "50000", "time", "dummy", "20"):
+        assert f"(default: {default})" in flat, default
+    assert "(default: 0)" in flat.split("--seed SEED", 1)[1]
+
+
+@pytest.mark.parametrize(
+    "env_id, message",
+    [
+        ("CartPol-v1", "Unknown environment 'CartPol-v1': did you mean 'CartPole-v1'?"),
+        ("NoSuchTaskAtAll-v0", "Unknown environment 'NoSuchTaskAtAll-v0'."),
+    ],
+)
+def test_unknown_env_is_one_line_with_argparse_status(env_id, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--env", env_id])
+    assert exit_info.value.code == 2  # as argparse exits on a bad option
+    captured = capsys.readouterr()
+    assert captured.err == f"python -m sb3_gpg: error: {message}\n"
+    assert captured.out == "", "nothing is trained or printed before the check"
