@@ -15,12 +15,12 @@ from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, PyTorch
 from stable_baselines3.common.utils import FloatSchedule, obs_as_tensor
 from stable_baselines3.common.vec_env import VecEnv
 
-from sb3_gpg.common.binning import Binning
 from sb3_gpg.common.buffers import BaseGroupRolloutBuffer, GroupDictRolloutBuffer, GroupRolloutBuffer, group_buffer_class
 from sb3_gpg.common.foreign_policies import check_policy_class, check_saved_policy
-from sb3_gpg.common.group_options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.common.no_signal import NoSignalCheck
 from sb3_gpg.common.ppo_settings import check_minibatch_size, ignore_critic_settings
+from sb3_gpg.estimator.binning import Binning
+from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.gpg.policies import ActorOnlyPolicy, CnnPolicy, MlpPolicy, MultiInputPolicy
 
 SelfGPG = TypeVar("SelfGPG", bound="GPG")
@@ -122,7 +122,7 @@ class GPG(OnPolicyAlgorithm):
     ):
         # Check GPG's own arguments before anything is built or stepped
         options = GroupOptions.from_kwargs(type(self).__name__, group_options)
-        options.check(rollout_buffer_kwargs=rollout_buffer_kwargs)
+        options.checked(rollout_buffer_kwargs=rollout_buffer_kwargs)
         policy_kwargs = ignore_critic_settings(policy_kwargs, vf_coef=vf_coef, clip_range_vf=clip_range_vf)
 
         super().__init__(

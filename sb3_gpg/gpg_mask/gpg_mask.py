@@ -9,10 +9,10 @@ from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, PyTorchObs, Schedule
 from stable_baselines3.common.vec_env import VecEnv
 
-from sb3_gpg.common.group_options import GroupOptions
 from sb3_gpg.common.maskable.buffers import MaskableGroupDictRolloutBuffer, MaskableGroupRolloutBuffer
 from sb3_gpg.common.maskable.policies import MaskableActorOnlyPolicy
 from sb3_gpg.common.maskable.utils import check_action_masks
+from sb3_gpg.estimator.options import GroupOptions
 from sb3_gpg.gpg.gpg import GPG
 from sb3_gpg.gpg_mask.policies import CnnPolicy, MlpPolicy, MultiInputPolicy
 

@@ -7,9 +7,9 @@ from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.type_aliases import GymEnv, PyTorchObs, Schedule
 from stable_baselines3.common.vec_env import VecEnv
 
-from sb3_gpg.common.group_options import GroupOptions
 from sb3_gpg.common.recurrent.buffers import RecurrentGroupDictRolloutBuffer, RecurrentGroupRolloutBuffer
 from sb3_gpg.common.recurrent.policies import RecurrentActorOnlyPolicy
+from sb3_gpg.estimator.options import GroupOptions
 from sb3_gpg.gpg.gpg import GPG
 from sb3_gpg.gpg_recurrent.policies import CnnLstmPolicy, MlpLstmPolicy, MultiInputLstmPolicy
 

@@ -5,13 +5,13 @@ same way; RL Zoo's checks and search space and the tests read them from here.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
-from sb3_gpg.common.binning import Binning, check_group_arguments
-from sb3_gpg.common.fitted_baselines import check_baseline
+from sb3_gpg.estimator.binning import Binning, check_group_arguments
+from sb3_gpg.estimator.fitted_baselines import check_baseline
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class GroupOptions:
     """
 
     binning: Binning = "time"
-    bin_size: float | Sequence[float] = 1.0
+    bin_size: float | Sequence[float] | np.ndarray = 1.0
     leave_one_out: bool = False
     min_bin_count: int = 1
     truncated_returns: str = "keep"
@@ -71,27 +71,22 @@ class GroupOptions:
             )
         return cls(**kwargs)
 
-    def check(self, obs_dim: int | None = None, rollout_buffer_kwargs: dict[str, Any] | None = None) -> np.ndarray:
+    def checked(self, obs_dim: int | None = None, rollout_buffer_kwargs: dict[str, Any] | None = None) -> "GroupOptions":
         """
         :param obs_dim: number of flattened observation dimensions, to check a per-dimension ``bin_size`` against
         :param rollout_buffer_kwargs: an algorithm's other buffer arguments, which must not repeat these options
-        :return: ``bin_size`` as a float64 array
+        :return: the options as ``estimate`` reads them: ``bin_size`` as a float64 array, ``min_bin_count`` an int,
+            ``baseline_kwargs`` with their defaults
         :raises ValueError: naming the option that is wrong and what it accepts
         """
         clashing = sorted(set(rollout_buffer_kwargs or {}) & set(GROUP_OPTION_NAMES))
         if clashing:
             raise ValueError(f"Pass {', '.join(clashing)} to the algorithm directly, not in rollout_buffer_kwargs.")
-        self.checked_baseline_kwargs()
-        return check_group_arguments(
+        baseline_kwargs = check_baseline(self.baseline, self.baseline_kwargs)
+        bin_size = check_group_arguments(
             self.binning, self.bin_size, self.min_bin_count, self.truncated_returns, obs_dim, self.advantage_scale
         )
-
-    def checked_baseline_kwargs(self) -> dict[str, Any]:
-        """
-        :return: the baseline's arguments, with their defaults
-        :raises ValueError: for an unknown baseline, argument or value
-        """
-        return check_baseline(self.baseline, self.baseline_kwargs)
+        return replace(self, bin_size=bin_size, min_bin_count=int(self.min_bin_count), baseline_kwargs=baseline_kwargs)
 
     def as_kwargs(self) -> dict[str, Any]:
         """
