@@ -22,8 +22,8 @@ from stable_baselines3.common.logger import KVWriter, Logger
 from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
 from sb3_gpg import GPG, GroupDictRolloutBuffer, GroupRolloutBuffer
-from sb3_gpg.common.no_signal import SIGNAL_CHECK_ROLLOUTS
 from sb3_gpg.common.policies import ActorOnlyPolicy
+from sb3_gpg.common.swap_guards.no_signal import SIGNAL_CHECK_ROLLOUTS
 from sb3_gpg.estimator.options import GROUP_OPTION_NAMES
 
 SMALL = dict(n_steps=64, batch_size=32, n_epochs=2)

@@ -5,7 +5,7 @@ Vectorised environments on a chosen backend: SB3's DummyVecEnv or SubprocVecEnv,
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
-from sb3_gpg.common.envpool import make_envpool_env
+from sb3_gpg.common.vec_env.envpool import make_envpool_env
 
 VEC_ENVS = ("dummy", "subproc", "envpool")
 

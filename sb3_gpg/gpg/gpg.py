@@ -16,9 +16,9 @@ from stable_baselines3.common.utils import FloatSchedule, obs_as_tensor
 from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg.common.buffers import BaseGroupRolloutBuffer, GroupDictRolloutBuffer, GroupRolloutBuffer, group_buffer_class
-from sb3_gpg.common.foreign_policies import check_policy_class, check_saved_policy
-from sb3_gpg.common.no_signal import NoSignalCheck
-from sb3_gpg.common.ppo_settings import check_minibatch_size, ignore_critic_settings
+from sb3_gpg.common.swap_guards.foreign_policies import check_policy_class, check_saved_policy
+from sb3_gpg.common.swap_guards.no_signal import NoSignalCheck
+from sb3_gpg.common.swap_guards.ppo_settings import check_minibatch_size, ignore_critic_settings
 from sb3_gpg.estimator.binning import Binning
 from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.gpg.policies import ActorOnlyPolicy, CnnPolicy, MlpPolicy, MultiInputPolicy
