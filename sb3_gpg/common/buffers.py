@@ -31,9 +31,11 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
     :param gae_lambda: GAE's lambda over the baselines, in [0, 1]; 1: advantages are returns minus baselines
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
-    :param kwargs: GPG's own options (``GroupOptions``: ``binning``, ``bin_size``, ``leave_one_out``,
-        ``min_bin_count``, ``truncated_returns``, ``advantage_scale``, ``baseline``, ``baseline_kwargs``), and the
-        keyword arguments of the next buffer class in the MRO (``hidden_state_shape`` for the recurrent buffers)
+    :param group_options: GPG's own options (the algorithms pass theirs); None: from those of ``kwargs``
+    :param kwargs: GPG's own options by name, without ``group_options`` (``GroupOptions``: ``binning``, ``bin_size``,
+        ``leave_one_out``, ``min_bin_count``, ``truncated_returns``, ``advantage_scale``, ``baseline``,
+        ``baseline_kwargs``), and the keyword arguments of the next buffer class in the MRO (``hidden_state_shape`` for
+        the recurrent buffers)
     """
 
     def __init__(
@@ -45,15 +47,17 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         gae_lambda: float = 1.0,
         gamma: float = 0.99,
         n_envs: int = 1,
+        group_options: GroupOptions | None = None,
         **kwargs,
     ):
-        options = GroupOptions(**{name: kwargs.pop(name) for name in GROUP_OPTION_NAMES if name in kwargs})
-        self.options = options.checked(flat_obs_dim(observation_space))
-        check_observation_binning(options.binning, observation_space, options.baseline)
+        if group_options is None:
+            group_options = GroupOptions(**{name: kwargs.pop(name) for name in GROUP_OPTION_NAMES if name in kwargs})
+        self.group_options = group_options.checked(flat_obs_dim(observation_space))
+        check_observation_binning(group_options.binning, observation_space, group_options.baseline)
         if not 0.0 <= gae_lambda <= 1.0:
             raise ValueError(f"gae_lambda must be in [0, 1], got {gae_lambda}: 1.0 gives Monte-Carlo advantages.")
         # Flat, as the algorithms hold them
-        vars(self).update(self.options.as_kwargs())
+        vars(self).update(self.group_options.as_kwargs())
         self.feature_keys = box_keys(observation_space)
         # Episode time of the next sample of each env; carried across rollouts, so not cleared by reset()
         self._next_episode_times = np.zeros(n_envs, dtype=np.int64)
@@ -117,14 +121,14 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             ``truncated_returns="bootstrap"`` with a binning that reads observations or a fitted baseline
         """
         self._fill_episode_times(self.buffer_size)
-        bootstraps = self.options.truncated_returns == "bootstrap" and last_obs is not None
+        bootstraps = self.group_options.truncated_returns == "bootstrap" and last_obs is not None
         result = estimate(
             self.rewards,
             self.episode_starts,
             dones,
             self.observations,
             self.episode_times,
-            self.options,
+            self.group_options,
             self.gamma,
             self.gae_lambda,
             last_obs=self._as_buffer_rows(last_obs) if bootstraps else None,

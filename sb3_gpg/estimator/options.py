@@ -1,7 +1,8 @@
 """
 GPG's own options, in one place: their names, defaults and meaning. The algorithms take them as flat keyword
-arguments after PPO's (``GPG(..., binning="time")``), and pass them on to the group buffers, which take them the
-same way; RL Zoo's checks and search space and the tests read them from here.
+arguments after PPO's (``GPG(..., binning="time")``) and hand them to the group buffers as one ``GroupOptions``; the
+buffers, built alone, take them by name too. ``estimate`` reads them checked; RL Zoo's checks and search space and the
+tests read them from here.
 """
 
 from collections.abc import Sequence
@@ -63,12 +64,7 @@ class GroupOptions:
         :return: the options, defaults filled in
         :raises TypeError: naming an unknown argument and the options there are, as Python does for a constructor
         """
-        unknown = sorted(set(kwargs) - set(GROUP_OPTION_NAMES))
-        if unknown:
-            raise TypeError(
-                f"{owner}.__init__() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}: it takes PPO's "
-                f"arguments and GPG's own options {', '.join(GROUP_OPTION_NAMES)}."
-            )
+        check_option_names(owner, kwargs)
         return cls(**kwargs)
 
     def checked(self, obs_dim: int | None = None, rollout_buffer_kwargs: dict[str, Any] | None = None) -> "GroupOptions":
@@ -96,3 +92,17 @@ class GroupOptions:
 
 
 GROUP_OPTION_NAMES = tuple(field.name for field in fields(GroupOptions))
+
+
+def check_option_names(owner: str, kwargs: dict[str, Any]) -> None:
+    """
+    :param owner: the class the keyword arguments were given to, for the error
+    :param kwargs: keyword arguments that must all be GPG's options
+    :raises TypeError: naming an unknown argument and the options there are, as Python does for a constructor
+    """
+    unknown = sorted(set(kwargs) - set(GROUP_OPTION_NAMES))
+    if unknown:
+        raise TypeError(
+            f"{owner}.__init__() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}: it takes PPO's "
+            f"arguments and GPG's own options {', '.join(GROUP_OPTION_NAMES)}."
+        )

@@ -169,7 +169,7 @@ class GPG(OnPolicyAlgorithm):
             name, self.rollout_buffer_class, self.rollout_buffer_classes, self.observation_space
         )
         # Set here rather than in __init__, so that a model loaded with other values (GPG.load(..., binning=...)) uses them
-        self.rollout_buffer_kwargs = {**self.rollout_buffer_kwargs, **self.group_options.as_kwargs()}
+        self.rollout_buffer_kwargs = {**self.rollout_buffer_kwargs, "group_options": self.group_options}
         super()._setup_model()
         self.clip_range = FloatSchedule(self.clip_range)
 
@@ -253,19 +253,26 @@ class GPG(OnPolicyAlgorithm):
 
     # What MaskableGPG and RecurrentGPG change in the rollout and the update
 
-    def _sample_actions(self, obs_tensor: PyTorchObs, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
+    def _sample_actions(
+        self, obs_tensor: PyTorchObs, env: VecEnv, **policy_kwargs: Any
+    ) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
         """
+        :param policy_kwargs: what the policy takes besides the observations (the action masks of the maskable
+            algorithms, which hand them down the MRO)
         :return: the policy's actions at a rollout step, their log probabilities, and what the rollout buffer stores
             with the step besides SB3's fields (nothing for GPG; MaskableGPG's action masks, RecurrentGPG's LSTM states)
         """
-        actions, log_probs = self.policy.sample_actions(obs_tensor)
+        actions, log_probs = self.policy.sample_actions(obs_tensor, **policy_kwargs)
         return actions, log_probs, {}
 
-    def _evaluate_actions(self, rollout_data: Any, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor | None]:
+    def _evaluate_actions(
+        self, rollout_data: Any, actions: th.Tensor, **policy_kwargs: Any
+    ) -> tuple[th.Tensor, th.Tensor | None]:
         """
+        :param policy_kwargs: see ``_sample_actions``
         :return: log probabilities and entropies of a minibatch's actions under the current policy
         """
-        _, log_prob, entropy = self.policy.evaluate_actions(rollout_data.observations, actions)
+        _, log_prob, entropy = self.policy.evaluate_actions(rollout_data.observations, actions, **policy_kwargs)
         return log_prob, entropy
 
     def _loss_mask(self, rollout_data: Any) -> th.Tensor | None:
