@@ -112,6 +112,15 @@ def test_load_with_new_group_settings(tmp_path):
     assert loaded.rollout_buffer.binning == "universal"
 
 
+def test_load_a_file_holding_the_options_among_the_buffer_arguments(tmp_path):
+    # As files saved before the options reached the buffer as one object: the model's own options still decide
+    model = GPG("MlpPolicy", "CartPole-v1", binning="universal", **SMALL)
+    model.rollout_buffer_kwargs = {"binning": "time", "min_bin_count": 1}
+    model.save(tmp_path / "gpg")
+    loaded = GPG.load(tmp_path / "gpg")
+    assert loaded.rollout_buffer.binning == "universal" and list(loaded.rollout_buffer_kwargs) == ["group_options"]
+
+
 def test_custom_binning_callable_survives_save_load(tmp_path):
     n_bins = 3
     model = GPG("MlpPolicy", "CartPole-v1", binning=lambda obs, t: np.minimum(t, n_bins - 1), **SMALL)

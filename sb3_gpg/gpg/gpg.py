@@ -168,8 +168,10 @@ class GPG(OnPolicyAlgorithm):
         self.rollout_buffer_class = group_buffer_class(
             name, self.rollout_buffer_class, self.rollout_buffer_classes, self.observation_space
         )
-        # Set here rather than in __init__, so that a model loaded with other values (GPG.load(..., binning=...)) uses them
-        self.rollout_buffer_kwargs = {**self.rollout_buffer_kwargs, "group_options": self.group_options}
+        # Set here rather than in __init__, so that a model loaded with other values (GPG.load(..., binning=...)) uses them;
+        # files saved before the options went to the buffer as one object hold them by name among its arguments
+        buffer_kwargs = {name: value for name, value in self.rollout_buffer_kwargs.items() if name not in GROUP_OPTION_NAMES}
+        self.rollout_buffer_kwargs = {**buffer_kwargs, "group_options": self.group_options}
         super()._setup_model()
         self.clip_range = FloatSchedule(self.clip_range)
 
