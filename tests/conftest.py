@@ -147,8 +147,8 @@ def assert_buffer_matches(
 
 class RolloutEstimator:
     """
-    ``estimate`` of consecutive rollouts, called as ``ReferenceGPG.advantages`` is: the episode times carry across
-    rollouts, as a buffer carries them.
+    ``estimate`` of consecutive rollouts, called as ``ReferenceGPG.advantages`` is (``estimate``'s positional
+    arguments): the episode times carry across rollouts, as a buffer carries them.
 
     :param n_envs: number of envs
     :param gamma: discount factor
@@ -167,18 +167,17 @@ class RolloutEstimator:
     def __call__(self, observations, rewards, episode_starts, last_dones, last_obs=None) -> Estimate:
         times = episode_times(episode_starts, self.next_times)
         self.next_times = times[-1] + 1
-        options = self.options
         return estimate(
+            observations,
             rewards,
             episode_starts,
             last_dones,
-            observations,
-            times,
-            options,
-            self.gamma,
-            self.gae_lambda,
             last_obs,
-            self.feature_keys,
+            episode_times=times,
+            options=self.options,
+            gamma=self.gamma,
+            gae_lambda=self.gae_lambda,
+            feature_keys=self.feature_keys,
         )
 
 

@@ -123,15 +123,15 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         self._fill_episode_times(self.buffer_size)
         bootstraps = self.group_options.truncated_returns == "bootstrap" and last_obs is not None
         result = estimate(
+            self.observations,
             self.rewards,
             self.episode_starts,
             dones,
-            self.observations,
-            self.episode_times,
-            self.group_options,
-            self.gamma,
-            self.gae_lambda,
-            last_obs=self._as_buffer_rows(last_obs) if bootstraps else None,
+            self._as_buffer_rows(last_obs) if bootstraps else None,
+            episode_times=self.episode_times,
+            options=self.group_options,
+            gamma=self.gamma,
+            gae_lambda=self.gae_lambda,
             feature_keys=self.feature_keys,
         )
         self.returns[:], self.values[:], self.advantages[:] = result.returns, result.baselines, result.advantages

@@ -101,31 +101,32 @@ class _Rollout(NamedTuple):
 
 
 def estimate(
+    observations: Any,
     rewards: np.ndarray,
     episode_starts: np.ndarray,
     last_dones: np.ndarray,
-    observations: Any,
+    last_obs: Any = None,
+    *,
     episode_times: np.ndarray,
     options: GroupOptions,
     gamma: float,
     gae_lambda: float = 1.0,
-    last_obs: Any = None,
     feature_keys: Sequence[str | None] = (None,),
 ) -> Estimate:
     """
     Monte-Carlo returns, group baselines and advantages of a rollout.
 
+    :param observations: the observations, shape (n_steps, n_envs, ...), or a dict of such arrays
     :param rewards: reward of every step, shape (n_steps, n_envs)
     :param episode_starts: whether each step starts an episode (the flags ``RolloutBuffer.add`` takes)
     :param last_dones: whether each env's last step ended its episode, shape (n_envs,)
-    :param observations: the observations, shape (n_steps, n_envs, ...), or a dict of such arrays
+    :param last_obs: the observation after the rollout, one row per env, as the rollout's observations are stored;
+        needed by ``truncated_returns="bootstrap"`` with a binning that reads observations or a fitted baseline
     :param episode_times: steps since each sample's episode began, shape (n_steps, n_envs), carried across rollouts
         by the caller; the step after the rollout is at ``episode_times[-1] + 1``
     :param options: GPG's options, checked (``GroupOptions.checked``: defaults filled in)
     :param gamma: discount factor
     :param gae_lambda: GAE's lambda over the baselines; 1: advantages are returns minus baselines
-    :param last_obs: the observation after the rollout, one row per env, as the rollout's observations are stored;
-        needed by ``truncated_returns="bootstrap"`` with a binning that reads observations or a fitted baseline
     :param feature_keys: for Dict observations, the keys the fitted baselines read (the Box parts)
     :return: the estimate
     :raises ValueError: for a bootstrap that needs ``last_obs`` without it
