@@ -1,8 +1,8 @@
 import os
 
 from sb3_gpg.common.buffers import BaseGroupRolloutBuffer, GroupDictRolloutBuffer, GroupRolloutBuffer
-from sb3_gpg.common.envpool import EnvPoolVecEnv, make_envpool_env
-from sb3_gpg.common.group_options import GroupOptions
+from sb3_gpg.common.vec_env.envpool import EnvPoolVecEnv, make_envpool_env
+from sb3_gpg.estimator import GroupOptions
 from sb3_gpg.gpg import GPG
 from sb3_gpg.gpg_mask import MaskableGPG
 from sb3_gpg.gpg_mask_recurrent import MaskableRecurrentGPG

@@ -8,8 +8,8 @@ import time
 from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG, __version__
-from sb3_gpg.common.binning import BINNINGS
 from sb3_gpg.common.env_util import VEC_ENVS, check_env_id, make_vec_env_on
+from sb3_gpg.estimator.binning import BINNINGS
 
 
 def main(argv: list[str] | None = None) -> float:

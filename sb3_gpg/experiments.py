@@ -23,7 +23,7 @@ from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecNormalize
 
 from sb3_gpg.common.env_util import VEC_ENVS
-from sb3_gpg.common.envpool import make_envpool_env
+from sb3_gpg.common.vec_env.envpool import make_envpool_env
 
 # The paper's shared hyperparameters of GPG and PPO. Classic control: CleanRL's PPO defaults; MuJoCo: CleanRL's, with
 # observation and reward normalisation; LunarLander: RL Zoo's PPO entry, a fixed minibatch of 64 samples whatever the

@@ -22,7 +22,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 from tqdm import tqdm
 
 from sb3_gpg import GPG, GroupRolloutBuffer
-from sb3_gpg.common.fitted_baselines import BASELINE_KWARGS
+from sb3_gpg.estimator.fitted_baselines import BASELINE_KWARGS
 
 GRID = [
     dict(baseline="bins"),

@@ -78,7 +78,7 @@ def make_env(env_id: str):
     import gymnasium as gym
     from sb3_contrib.common.envs import InvalidActionEnvDiscrete, InvalidActionEnvMultiBinary, InvalidActionEnvMultiDiscrete
 
-    from sb3_gpg.common.maskable.wrappers import ActionMaskFromInfo
+    from sb3_gpg.common.wrappers import ActionMaskFromInfo
 
     if env_id == "InvalidActionEnvDiscrete":
         return InvalidActionEnvDiscrete(dim=80, n_invalid_actions=60)

@@ -1,6 +1,6 @@
 """
 MaskableRecurrentGPG beside MaskablePPO on stacked frames and RecurrentPPO, on two tasks that need both a memory and
-action masks (``sb3_gpg.common.maskable_recurrent.envs``; an invalid action ends the episode with -1):
+action masks (``sb3_gpg.common.envs``; an invalid action ends the episode with -1):
 
 - ``MaskedCue``: a cue shown at the first of 5 steps says which of two actions is right at the last (+1, else -1); at
   each step in between 2 of the 4 other actions are valid, drawn afresh.
@@ -33,8 +33,8 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
+from sb3_gpg.common.envs import MaskedCueEnv, MaskedTMazeEnv
 from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
-from sb3_gpg.common.maskable_recurrent.envs import MaskedCueEnv, MaskedTMazeEnv
 from sb3_gpg.experiments import MaskablePeriodicEvaluation, PeriodicEvaluation, make_envs, plots, read_csv, write_csv
 
 # MaskedCue: the learning test's settings (tests/test_gpg_mask_recurrent.py); the T-maze's episodes are longer (up to

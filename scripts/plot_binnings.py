@@ -5,7 +5,7 @@ Draw what each of GPG's binnings groups together, for the binning guide of the d
 
 A tiny synthetic rollout (3 envs x 30 steps, a one-dimensional observation that drifts upwards in each episode,
 episodes of 8 to 16 steps, env 0 already 5 steps into an episode when the rollout starts) is binned by
-``sb3_gpg.common.binning.bin_keys`` and counted by ``sb3_gpg.common.group_baseline.first_visit_bins``, the functions
+``sb3_gpg.estimator.binning.bin_keys`` and counted by ``sb3_gpg.estimator.group_baseline.first_visit_bins``, the functions
 ``GroupRolloutBuffer`` uses. Each panel shows the rollout (x: rollout step, y: observation, one line per trajectory)
 with every sample coloured by its bin; the samples that share a bin with the starred one are ringed. The panel's
 title gives the number of bins, the mean number of trajectories per bin and the share of samples whose bin holds only
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sb3_gpg.common.binning import bin_keys, check_bin_size
-from sb3_gpg.common.group_baseline import first_visit_bins
+from sb3_gpg.estimator.binning import bin_keys, check_bin_size
+from sb3_gpg.estimator.group_baseline import first_visit_bins
 from sb3_gpg.experiments import pyplot
 
 N_ENVS, N_STEPS = 3, 30

@@ -1,6 +1,7 @@
 """
-What the tests share: random rollouts, filling a group buffer, the group options checked against the loop-by-loop
-reference (tests/reference.py), and an env wrapper that keeps the actions it was stepped with, as fixtures.
+What the tests share: random rollouts, filling a group buffer, ``estimate`` and the group buffers checked against the
+loop-by-loop reference (tests/reference.py) with the group options, and an env wrapper that keeps the actions it was
+stepped with, as fixtures.
 
 A test that takes ``group_case`` runs once per entry of ``CASES``, or of a slice of it marked with
 ``@pytest.mark.cases(start, stop, step)`` (the masked and recurrent buffers run a third each: their own code is in how
@@ -16,7 +17,9 @@ import pytest
 import torch as th
 from gymnasium import spaces
 
-from sb3_gpg.common.binning import BINNINGS
+from sb3_gpg.estimator import Estimate, GroupOptions, estimate
+from sb3_gpg.estimator.binning import BINNINGS
+from sb3_gpg.estimator.returns import episode_times
 from tests.reference import ReferenceGPG
 
 
@@ -142,6 +145,55 @@ def assert_buffer_matches(
     return in_group
 
 
+class RolloutEstimator:
+    """
+    ``estimate`` of consecutive rollouts, called as ``ReferenceGPG.advantages`` is (``estimate``'s positional
+    arguments): the episode times carry across rollouts, as a buffer carries them.
+
+    :param n_envs: number of envs
+    :param gamma: discount factor
+    :param gae_lambda: GAE's lambda over the baselines
+    :param feature_keys: for Dict observations, the keys the fitted baselines read
+    :param options: GPG's options (``GroupOptions``)
+    """
+
+    def __init__(
+        self, n_envs: int, gamma: float, gae_lambda: float = 1.0, feature_keys: tuple[str | None, ...] = (None,), **options
+    ):
+        self.gamma, self.gae_lambda, self.feature_keys = gamma, gae_lambda, feature_keys
+        self.options = GroupOptions(**options).checked()
+        self.next_times = np.zeros(n_envs, dtype=np.int64)
+
+    def __call__(self, observations, rewards, episode_starts, last_dones, last_obs=None) -> Estimate:
+        times = episode_times(episode_starts, self.next_times)
+        self.next_times = times[-1] + 1
+        return estimate(
+            observations,
+            rewards,
+            episode_starts,
+            last_dones,
+            last_obs,
+            episode_times=times,
+            options=self.options,
+            gamma=self.gamma,
+            gae_lambda=self.gae_lambda,
+            feature_keys=self.feature_keys,
+        )
+
+
+def assert_estimate_matches(result: Estimate, expected: tuple[np.ndarray, ...], tolerance: float = 1e-5) -> None:
+    """
+    :param result: ``estimate``'s
+    :param expected: ``ReferenceGPG.advantages``': returns, baselines, advantages and which samples are in the group
+    :param tolerance: relative and absolute, of the baselines and advantages
+    """
+    returns, baselines, advantages, in_group = expected
+    np.testing.assert_allclose(result.returns, returns, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(result.baselines[in_group], baselines[in_group], rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(result.advantages, np.where(in_group, advantages, 0.0), rtol=tolerance, atol=tolerance)
+    np.testing.assert_array_equal(result.loss_mask, None if in_group.all() else in_group.T.reshape(-1))
+
+
 class GroupCase(RandomRollouts):
     """
     One entry of ``CASES``: its random rollouts, the group buffer's keyword arguments and the reference.
@@ -155,6 +207,12 @@ class GroupCase(RandomRollouts):
         super().__init__(seed=index)
         self.options = CASES[index]
         self.reference = ReferenceGPG(self.n_envs, self.gamma, bin_size=self.bin_size, **self.options)
+
+    def estimator(self) -> RolloutEstimator:
+        """
+        :return: ``estimate`` with the entry's options, for its consecutive rollouts
+        """
+        return RolloutEstimator(self.n_envs, self.gamma, bin_size=self.bin_size, **self.options)
 
     @property
     def buffer_kwargs(self) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """
-The pure functions the group buffer is glue for (sb3_gpg/common/returns.py), against the loop-by-loop reference; and
-the SB3 sampling behaviour that GroupRolloutBuffer.get relies on, pinned so that a change in SB3 fails here.
+The pure functions the group buffer is glue for (sb3_gpg/estimator/returns.py), against the loop-by-loop reference; that
+the buffer stores what ``estimate`` returns; and the SB3 sampling behaviour that GroupRolloutBuffer.get relies on,
+pinned so that a change in SB3 fails here.
 """
 
 import numpy as np
@@ -11,7 +12,9 @@ from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
 from stable_baselines3.common.buffers import RolloutBuffer
 
 from sb3_gpg import GroupRolloutBuffer
-from sb3_gpg.common.returns import completed_returns, discounted_returns, env_major, episode_times, trajectory_ids
+from sb3_gpg.common import buffers
+from sb3_gpg.estimator import estimate
+from sb3_gpg.estimator.returns import completed_returns, discounted_returns, env_major, episode_times, trajectory_ids
 from tests.reference import ReferenceGPG
 
 N_STEPS, N_ENVS, GAMMA = 23, 4, 0.9
@@ -62,6 +65,32 @@ def test_returns_cuts_and_trajectories_as_the_reference(seed):
         for env in range(N_ENVS):
             added = GAMMA ** (N_STEPS - step) * values[env] if expected_cut[step, env] else 0.0
             assert completed[step, env] == pytest.approx(returns[step, env] + added, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("truncated_returns", ["mask", "bootstrap"])
+def test_the_buffer_stores_what_estimate_returns(truncated_returns, monkeypatch):
+    estimates = []
+    monkeypatch.setattr(
+        buffers, "estimate", lambda *args, **kwargs: estimates.append(estimate(*args, **kwargs)) or estimates[-1]
+    )
+    buffer = GroupRolloutBuffer(N_STEPS, spaces.Box(-1, 1, (2,)), spaces.Discrete(3), n_envs=N_ENVS, gamma=GAMMA,
+                                binning="spatial_time", truncated_returns=truncated_returns, baseline="linear")  # fmt: skip
+    rng = np.random.default_rng(1)
+    (starts,) = random_starts(rng, 1)
+    for step in range(N_STEPS):
+        obs = rng.normal(size=(N_ENVS, 2))
+        buffer.add(obs, np.zeros((N_ENVS, 1)), rng.normal(size=N_ENVS), starts[step], th.zeros(N_ENVS), th.zeros(N_ENVS))
+    buffer.compute_returns_and_advantage(th.zeros(N_ENVS), np.zeros(N_ENVS, dtype=bool), last_obs=rng.normal(size=(N_ENVS, 2)))
+    (result,) = estimates
+    assert result.loss_mask is not None if truncated_returns == "mask" else result.stats["bootstrapped_share"] > 0
+    for stored, returned in [
+        (buffer.returns, result.returns),
+        (buffer.values, result.baselines),
+        (buffer.advantages, result.advantages),
+    ]:
+        np.testing.assert_array_equal(stored, returned)
+    assert buffer.loss_mask is result.loss_mask and buffer.group_stats is result.stats
+    assert buffer.explained_variance == result.explained_variance
 
 
 @pytest.mark.parametrize("buffer_class", [RolloutBuffer, MaskableRolloutBuffer])

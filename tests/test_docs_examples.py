@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import torch as th
 
-from sb3_gpg.common.no_signal import NoSignalWarning
+from sb3_gpg.common.swap_guards.no_signal import NoSignalWarning
 from sb3_gpg.gpg.gpg import GPG
 
 ROOT = Path(__file__).resolve().parent.parent

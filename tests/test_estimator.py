@@ -1,4 +1,7 @@
-"""GroupRolloutBuffer's returns, baselines and advantages against the loop-by-loop reference and hand-computed cases."""
+"""
+``estimate``'s returns, baselines and advantages against the loop-by-loop reference, with every binning and option; the
+group buffers' against hand-computed cases.
+"""
 
 import numpy as np
 import pytest
@@ -6,9 +9,16 @@ import torch as th
 from gymnasium import spaces
 
 from sb3_gpg import GroupDictRolloutBuffer, GroupRolloutBuffer
-from sb3_gpg.common.binning import columns_to_keys
-from sb3_gpg.common.group_baseline import first_visit_bins, group_baselines
+from sb3_gpg.estimator.binning import columns_to_keys
+from sb3_gpg.estimator.group_baseline import first_visit_bins, group_baselines
+from tests.conftest import RolloutEstimator, assert_estimate_matches
 from tests.reference import ReferenceGPG
+
+
+def test_estimate_matches_reference_over_consecutive_rollouts(group_case):
+    estimator = group_case.estimator()
+    for rollout in group_case.consecutive(3):
+        assert_estimate_matches(estimator(*rollout), group_case.reference.advantages(*rollout))
 
 
 def test_buffer_matches_reference_over_consecutive_rollouts(group_case):
@@ -23,16 +33,12 @@ def test_buffer_matches_reference_over_consecutive_rollouts(group_case):
 
 @pytest.mark.parametrize("leave_one_out", [False, True])
 @pytest.mark.parametrize("min_bin_count", [1, 2])
-def test_state_binning_matches_reference(leave_one_out, min_bin_count, random_rollouts, assert_matches_reference, fill):
+def test_state_binning_matches_reference(leave_one_out, min_bin_count, random_rollouts):
     rollouts = random_rollouts(seed=7)
     options = dict(gamma=0.9, n_envs=rollouts.n_envs, leave_one_out=leave_one_out, min_bin_count=min_bin_count)
-    buffer = GroupRolloutBuffer(
-        rollouts.n_steps, spaces.MultiDiscrete([3, 3]), spaces.Discrete(2), "cpu", binning="state", **options
-    )
-    reference = ReferenceGPG(binning="state", **options)
     rollout = rollouts.one(discrete=True)
-    fill(buffer, rollout.observations.astype(np.int64), rollout.rewards, rollout.episode_starts)
-    assert_matches_reference(buffer, reference, rollout)
+    result = RolloutEstimator(binning="state", **options)(rollout.observations.astype(np.int64), *rollout[1:])
+    assert_estimate_matches(result, ReferenceGPG(binning="state", **options).advantages(*rollout))
 
 
 @pytest.mark.parametrize("options", [{}, dict(truncated_returns="bootstrap", advantage_scale="bin_std")])

@@ -22,9 +22,9 @@ from stable_baselines3.common.logger import KVWriter, Logger
 from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
 from sb3_gpg import GPG, GroupDictRolloutBuffer, GroupRolloutBuffer
-from sb3_gpg.common.group_options import GROUP_OPTION_NAMES
-from sb3_gpg.common.no_signal import FLAT_ROLLOUTS_WARNING, SIGNAL_CHECK_ROLLOUTS
 from sb3_gpg.common.policies import ActorOnlyPolicy
+from sb3_gpg.common.swap_guards.no_signal import FLAT_ROLLOUTS_WARNING, SIGNAL_CHECK_ROLLOUTS
+from sb3_gpg.estimator.options import GROUP_OPTION_NAMES
 
 SMALL = dict(n_steps=64, batch_size=32, n_epochs=2)
 
@@ -110,6 +110,15 @@ def test_load_with_new_group_settings(tmp_path):
     GPG("MlpPolicy", "CartPole-v1", **SMALL).save(tmp_path / "gpg")
     loaded = GPG.load(tmp_path / "gpg", binning="universal")
     assert loaded.rollout_buffer.binning == "universal"
+
+
+def test_load_a_file_holding_the_options_among_the_buffer_arguments(tmp_path):
+    # As files saved before the options reached the buffer as one object: the model's own options still decide
+    model = GPG("MlpPolicy", "CartPole-v1", binning="universal", **SMALL)
+    model.rollout_buffer_kwargs = {"binning": "time", "min_bin_count": 1}
+    model.save(tmp_path / "gpg")
+    loaded = GPG.load(tmp_path / "gpg")
+    assert loaded.rollout_buffer.binning == "universal" and list(loaded.rollout_buffer_kwargs) == ["group_options"]
 
 
 def test_custom_binning_callable_survives_save_load(tmp_path):

@@ -25,13 +25,13 @@ from stable_baselines3.common.evaluation import evaluate_policy as sb3_evaluate_
 from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg import MaskableGPG, MaskableRecurrentGPG, RecurrentGPG
+from sb3_gpg.common.envs import MaskedCueEnv, MaskedTMazeEnv
 from sb3_gpg.common.maskable.utils import mask_sizes
 from sb3_gpg.common.maskable_recurrent.buffers import (
     MaskableRecurrentGroupDictRolloutBuffer,
     MaskableRecurrentGroupRolloutBuffer,
 )
 from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
-from sb3_gpg.common.maskable_recurrent.envs import MaskedCueEnv, MaskedTMazeEnv
 from sb3_gpg.common.maskable_recurrent.evaluation import evaluate_policy
 from sb3_gpg.common.maskable_recurrent.policies import MaskableRecurrentActorOnlyPolicy
 from tests.reference import ReferenceGPG
@@ -352,7 +352,7 @@ def cli(*args, cwd):
 
 
 ZOO_CUE = [
-    "--env", "MaskedCue-v0", "--gym-packages", "sb3_gpg.common.maskable_recurrent.envs", "-f", "logs", "--seed", "0",
+    "--env", "MaskedCue-v0", "--gym-packages", "sb3_gpg.common.envs", "-f", "logs", "--seed", "0",
 ]  # fmt: skip
 
 

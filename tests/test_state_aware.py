@@ -1,6 +1,7 @@
 """
 The state-aware estimator: GAE's lambda over the group baselines and the fitted baselines ("linear", "knn"), checked
-against the loop-by-loop reference (tests/reference.py) in every buffer, with every binning and option; their errors,
+against the loop-by-loop reference (tests/reference.py) in ``estimate`` with every binning and option, and in every
+buffer; their errors,
 save/load, and that gae_lambda=1 with baseline="bins" keeps the Monte-Carlo path (returns minus baselines, exactly;
 scripts/training_digest.py checks whole trainings against an earlier checkout).
 """
@@ -18,6 +19,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from sb3_gpg import GPG, GroupDictRolloutBuffer, GroupRolloutBuffer, MaskableGPG, RecurrentGPG
 from sb3_gpg.common.maskable.buffers import MaskableGroupRolloutBuffer
 from sb3_gpg.common.recurrent.buffers import RecurrentGroupRolloutBuffer
+from tests.conftest import RolloutEstimator, assert_estimate_matches
 from tests.reference import ReferenceGPG
 
 N_STEPS, N_ENVS, OBS_DIM, GAMMA = 13, 4, 2, 0.9
@@ -73,18 +75,33 @@ def make_buffer(buffer_class, gae_lambda, **options):
                         n_envs=N_ENVS, **options, **extra)  # fmt: skip
 
 
-@pytest.mark.parametrize("buffer_class", [GroupRolloutBuffer, MaskableGroupRolloutBuffer, RecurrentGroupRolloutBuffer])
-@pytest.mark.parametrize("binning", BINNINGS)
-@pytest.mark.parametrize("options", OPTIONS, ids=option_id)
-def test_buffers_match_the_reference(buffer_class, binning, options):
+def state_aware_kwargs(binning: str, options: dict) -> tuple[float, dict]:
+    """
+    :return: the entry's gae_lambda, and the group options of it with the binning
+    """
     options = dict(options)
     gae_lambda = options.pop("gae_lambda")
-    kwargs = dict(
-        binning=binning, bin_size=0.7, **options, baseline_kwargs={"n_neighbors": 5} if options["baseline"] == "knn" else None
-    )
-    buffer = make_buffer(buffer_class, gae_lambda, **kwargs)
+    knn_kwargs = {"n_neighbors": 5} if options["baseline"] == "knn" else None
+    return gae_lambda, dict(binning=binning, bin_size=0.7, **options, baseline_kwargs=knn_kwargs)
+
+
+@pytest.mark.parametrize("binning", BINNINGS)
+@pytest.mark.parametrize("options", OPTIONS, ids=option_id)
+def test_estimate_matches_the_reference(binning, options):
+    gae_lambda, kwargs = state_aware_kwargs(binning, options)
+    estimator = RolloutEstimator(N_ENVS, GAMMA, gae_lambda, **kwargs)
     reference = ReferenceGPG(N_ENVS, GAMMA, gae_lambda=gae_lambda, **kwargs)
     for rollout in rollouts(seed=len(binning)):
+        assert_estimate_matches(estimator(*rollout), reference.advantages(*rollout), tolerance=1e-4)
+
+
+@pytest.mark.parametrize("buffer_class", [GroupRolloutBuffer, MaskableGroupRolloutBuffer, RecurrentGroupRolloutBuffer])
+@pytest.mark.parametrize("options", [OPTIONS[2], OPTIONS[7], OPTIONS[-1]], ids=option_id)
+def test_buffers_match_the_reference(buffer_class, options):
+    gae_lambda, kwargs = state_aware_kwargs("spatial_time", options)
+    buffer = make_buffer(buffer_class, gae_lambda, **kwargs)
+    reference = ReferenceGPG(N_ENVS, GAMMA, gae_lambda=gae_lambda, **kwargs)
+    for rollout in rollouts(seed=len("spatial_time")):
         fill(buffer, *rollout)
         returns, baselines, advantages, in_group = reference.advantages(*rollout)
         np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)

@@ -32,7 +32,7 @@ from stable_baselines3.common.policies import ActorCriticPolicy
 from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
 from sb3_gpg import GPG, MaskableGPG, RecurrentGPG
-from sb3_gpg.common.ppo_settings import PPOSettingError
+from sb3_gpg.common.swap_guards.ppo_settings import PPOSettingError
 
 # Warnings are not compared: GPG warns about the critic's settings it ignores and about rollouts too short for groups
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

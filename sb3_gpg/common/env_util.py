@@ -8,7 +8,7 @@ import gymnasium as gym
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
-from sb3_gpg.common.envpool import make_envpool_env
+from sb3_gpg.common.vec_env.envpool import make_envpool_env
 
 VEC_ENVS = ("dummy", "subproc", "envpool")
 

@@ -15,12 +15,12 @@ from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, PyTorch
 from stable_baselines3.common.utils import FloatSchedule, obs_as_tensor
 from stable_baselines3.common.vec_env import VecEnv
 
-from sb3_gpg.common.binning import Binning
 from sb3_gpg.common.buffers import BaseGroupRolloutBuffer, GroupDictRolloutBuffer, GroupRolloutBuffer, group_buffer_class
-from sb3_gpg.common.foreign_policies import check_policy_class, check_saved_policy
-from sb3_gpg.common.group_options import GROUP_OPTION_NAMES, GroupOptions
-from sb3_gpg.common.no_signal import NoSignalCheck
-from sb3_gpg.common.ppo_settings import check_minibatch_size, check_update_settings, ignore_critic_settings
+from sb3_gpg.common.swap_guards.foreign_policies import check_policy_class, check_saved_policy
+from sb3_gpg.common.swap_guards.no_signal import NoSignalCheck
+from sb3_gpg.common.swap_guards.ppo_settings import check_minibatch_size, check_update_settings, ignore_critic_settings
+from sb3_gpg.estimator.binning import Binning
+from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.gpg.policies import ActorOnlyPolicy, CnnPolicy, MlpPolicy, MultiInputPolicy
 
 SelfGPG = TypeVar("SelfGPG", bound="GPG")
@@ -122,7 +122,7 @@ class GPG(OnPolicyAlgorithm):
     ):
         # Check GPG's own arguments before anything is built or stepped
         options = GroupOptions.from_kwargs(type(self).__name__, group_options)
-        options.check(rollout_buffer_kwargs=rollout_buffer_kwargs)
+        options.checked(rollout_buffer_kwargs=rollout_buffer_kwargs)
         check_update_settings(learning_rate, n_epochs)
         policy_kwargs = ignore_critic_settings(policy_kwargs, vf_coef=vf_coef, clip_range_vf=clip_range_vf)
 
@@ -169,8 +169,10 @@ class GPG(OnPolicyAlgorithm):
         self.rollout_buffer_class = group_buffer_class(
             name, self.rollout_buffer_class, self.rollout_buffer_classes, self.observation_space
         )
-        # Set here rather than in __init__, so that a model loaded with other values (GPG.load(..., binning=...)) uses them
-        self.rollout_buffer_kwargs = {**self.rollout_buffer_kwargs, **self.group_options.as_kwargs()}
+        # Set here rather than in __init__, so that a model loaded with other values (GPG.load(..., binning=...)) uses them;
+        # files saved before the options went to the buffer as one object hold them by name among its arguments
+        buffer_kwargs = {name: value for name, value in self.rollout_buffer_kwargs.items() if name not in GROUP_OPTION_NAMES}
+        self.rollout_buffer_kwargs = {**buffer_kwargs, "group_options": self.group_options}
         super()._setup_model()
         self.clip_range = FloatSchedule(self.clip_range)
 
@@ -254,19 +256,26 @@ class GPG(OnPolicyAlgorithm):
 
     # What MaskableGPG and RecurrentGPG change in the rollout and the update
 
-    def _sample_actions(self, obs_tensor: PyTorchObs, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
+    def _sample_actions(
+        self, obs_tensor: PyTorchObs, env: VecEnv, **policy_kwargs: Any
+    ) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
         """
+        :param policy_kwargs: what the policy takes besides the observations (the action masks of the maskable
+            algorithms, which hand them down the MRO)
         :return: the policy's actions at a rollout step, their log probabilities, and what the rollout buffer stores
             with the step besides SB3's fields (nothing for GPG; MaskableGPG's action masks, RecurrentGPG's LSTM states)
         """
-        actions, log_probs = self.policy.sample_actions(obs_tensor)
+        actions, log_probs = self.policy.sample_actions(obs_tensor, **policy_kwargs)
         return actions, log_probs, {}
 
-    def _evaluate_actions(self, rollout_data: Any, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor | None]:
+    def _evaluate_actions(
+        self, rollout_data: Any, actions: th.Tensor, **policy_kwargs: Any
+    ) -> tuple[th.Tensor, th.Tensor | None]:
         """
+        :param policy_kwargs: see ``_sample_actions``
         :return: log probabilities and entropies of a minibatch's actions under the current policy
         """
-        _, log_prob, entropy = self.policy.evaluate_actions(rollout_data.observations, actions)
+        _, log_prob, entropy = self.policy.evaluate_actions(rollout_data.observations, actions, **policy_kwargs)
         return log_prob, entropy
 
     def _loss_mask(self, rollout_data: Any) -> th.Tensor | None:

@@ -9,17 +9,102 @@ from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, PyTorchObs, Schedule
 from stable_baselines3.common.vec_env import VecEnv
 
-from sb3_gpg.common.group_options import GroupOptions
 from sb3_gpg.common.maskable.buffers import MaskableGroupDictRolloutBuffer, MaskableGroupRolloutBuffer
 from sb3_gpg.common.maskable.policies import MaskableActorOnlyPolicy
 from sb3_gpg.common.maskable.utils import check_action_masks
+from sb3_gpg.estimator.options import check_option_names
 from sb3_gpg.gpg.gpg import GPG
 from sb3_gpg.gpg_mask.policies import CnnPolicy, MlpPolicy, MultiInputPolicy
 
-SelfMaskableGPG = TypeVar("SelfMaskableGPG", bound="MaskableGPG")
+SelfMaskableGPG = TypeVar("SelfMaskableGPG", bound="BaseMaskableGPG")
 
 
-class MaskableGPG(GPG):
+class BaseMaskableGPG(GPG):
+    """
+    GPG's rollout and update with invalid-action masking, as sb3-contrib's ``MaskablePPO`` is PPO: at every rollout
+    step the env's ``action_masks()`` restricts the policy to the valid actions, and the masks are stored with the
+    samples and applied again in the update; ``learn`` and ``predict`` take MaskablePPO's ``use_masking`` and
+    ``action_masks``. It hands the masks down the MRO to the next class's steps (GPG's, or RecurrentGPG's in
+    ``MaskableRecurrentGPG``), and has no constructor of its own: ``MaskableGPG`` gives it MaskablePPO's arguments,
+    ``MaskableRecurrentGPG`` RecurrentGPG's.
+    """
+
+    # sb3-contrib's maskable policies are no ActorCriticPolicy
+    policy: MaskableActorOnlyPolicy  # type: ignore[assignment]
+    # Whether the current learn() call masks (set by learn); MaskablePPO passes it down as an argument of collect_rollouts
+    _use_masking: bool = True
+    supported_action_spaces = (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+
+    def _sample_actions(
+        self, obs_tensor: PyTorchObs, env: VecEnv, **policy_kwargs: Any
+    ) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
+        """
+        :return: the next class's actions (GPG's, RecurrentGPG's) drawn within the env's action masks (checked; none
+            under ``use_masking=False``), their log probabilities, and what it stores with the step, with the masks
+        """
+        if not self._use_masking:
+            return super()._sample_actions(obs_tensor, env, **policy_kwargs)
+        action_masks = check_action_masks(get_action_masks(env), self.action_space, env.num_envs)
+        actions, log_probs, stored = super()._sample_actions(obs_tensor, env, action_masks=action_masks, **policy_kwargs)
+        return actions, log_probs, {**stored, "action_masks": action_masks}
+
+    def _evaluate_actions(
+        self, rollout_data: Any, actions: th.Tensor, **policy_kwargs: Any
+    ) -> tuple[th.Tensor, th.Tensor | None]:
+        # Under the masks stored with the samples (all ones without masking)
+        return super()._evaluate_actions(rollout_data, actions, action_masks=rollout_data.action_masks, **policy_kwargs)
+
+    def predict(
+        self,
+        observation: np.ndarray | dict[str, np.ndarray],
+        state: tuple[np.ndarray, ...] | None = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+        action_masks: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, tuple[np.ndarray, ...] | None]:
+        """
+        Get the policy action from an observation, as ``MaskablePPO.predict``.
+
+        :param observation: the input observation (images channel last or first, as SB3's policies take them)
+        :param state: The last hidden states (unused: no recurrence)
+        :param episode_start: The last masks (unused: no recurrence)
+        :param deterministic: Whether or not to return deterministic actions.
+        :param action_masks: Action masks to apply to the action distribution (e.g. ``get_action_masks(env)``)
+        :return: the model's action and the next hidden state
+        :raises ValueError: if the masks do not fit the observations or allow no action in some state
+        """
+        return self.policy.predict(observation, state, episode_start, deterministic, action_masks=action_masks)
+
+    def learn(  # type: ignore[override]  # MaskablePPO.learn's signature: use_masking before progress_bar
+        self: SelfMaskableGPG,
+        total_timesteps: int,
+        callback: MaybeCallback = None,
+        log_interval: int = 1,
+        tb_log_name: str = "MaskableGPG",
+        reset_num_timesteps: bool = True,
+        use_masking: bool = True,
+        progress_bar: bool = False,
+    ) -> SelfMaskableGPG:
+        """
+        ``GPG.learn`` with ``use_masking`` as in ``MaskablePPO.learn``: False trains without masks (every action
+        allowed, also in the update).
+
+        :raises ValueError: with ``use_masking=True``, if the env has no ``action_masks`` method
+        """
+        if use_masking and self.env is not None and not is_masking_supported(self.env):
+            raise ValueError(
+                "MaskableGPG with use_masking=True needs an env with an action_masks() method: give the env one, or "
+                "wrap it in sb3_contrib.common.wrappers.ActionMasker(env, mask_fn) before vectorising it; or call "
+                "learn(..., use_masking=False) to train without masks."
+            )
+        self._use_masking = use_masking
+        return super().learn(total_timesteps, callback, log_interval, tb_log_name, reset_num_timesteps, progress_bar)
+
+    def _excluded_save_params(self) -> list[str]:
+        return [*super()._excluded_save_params(), "_use_masking"]
+
+
+class MaskableGPG(BaseMaskableGPG):
     """
     Group Policy Gradient with invalid-action masking: ``GPG`` as sb3-contrib's ``MaskablePPO`` is PPO. At every rollout
     step the env's ``action_masks()`` (a method of the env, or sb3-contrib's ``ActionMasker`` wrapper) restricts the
@@ -70,14 +155,9 @@ class MaskableGPG(GPG):
         "CnnPolicy": CnnPolicy,
         "MultiInputPolicy": MultiInputPolicy,
     }
-    # sb3-contrib's MaskableActorCriticPolicy is no ActorCriticPolicy
-    policy: MaskableActorOnlyPolicy  # type: ignore[assignment]
     rollout_buffer: MaskableGroupRolloutBuffer
     policy_base: ClassVar[type[BasePolicy]] = MaskableActorOnlyPolicy
     rollout_buffer_classes = (MaskableGroupRolloutBuffer, MaskableGroupDictRolloutBuffer)
-    # Whether the current learn() call masks (set by learn); MaskablePPO passes it down as an argument of collect_rollouts
-    _use_masking: bool = True
-    supported_action_spaces = (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 
     def __init__(
         self,
@@ -107,6 +187,8 @@ class MaskableGPG(GPG):
         _init_setup_model: bool = True,
         **group_options: Any,
     ):
+        # Only GPG's options: GPG's other arguments (use_sde, ...) are not this class's
+        check_option_names(type(self).__name__, group_options)
         super().__init__(
             # sb3-contrib's MaskableActorCriticPolicy is no ActorCriticPolicy (policy_base is checked)
             policy,  # type: ignore[arg-type]
@@ -133,72 +215,5 @@ class MaskableGPG(GPG):
             seed=seed,
             device=device,
             _init_setup_model=_init_setup_model,
-            # Only GPG's options: GPG's other arguments (use_sde, ...) are not this class's
-            **GroupOptions.from_kwargs(type(self).__name__, group_options).as_kwargs(),
+            **group_options,
         )
-
-    def _sample_actions(self, obs_tensor: PyTorchObs, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
-        """
-        :return: actions within the env's action masks (checked; none under ``use_masking=False``), their log
-            probabilities, and the masks, to be stored with the step
-        """
-        if not self._use_masking:
-            return super()._sample_actions(obs_tensor, env)
-        action_masks = check_action_masks(get_action_masks(env), self.action_space, env.num_envs)
-        actions, log_probs = self.policy.sample_actions(obs_tensor, action_masks=action_masks)
-        return actions, log_probs, {"action_masks": action_masks}
-
-    def _evaluate_actions(self, rollout_data: Any, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor | None]:
-        _, log_prob, entropy = self.policy.evaluate_actions(
-            rollout_data.observations, actions, action_masks=rollout_data.action_masks
-        )
-        return log_prob, entropy
-
-    def predict(
-        self,
-        observation: np.ndarray | dict[str, np.ndarray],
-        state: tuple[np.ndarray, ...] | None = None,
-        episode_start: np.ndarray | None = None,
-        deterministic: bool = False,
-        action_masks: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, tuple[np.ndarray, ...] | None]:
-        """
-        Get the policy action from an observation, as ``MaskablePPO.predict``.
-
-        :param observation: the input observation (images channel last or first, as SB3's policies take them)
-        :param state: The last hidden states (unused: no recurrence)
-        :param episode_start: The last masks (unused: no recurrence)
-        :param deterministic: Whether or not to return deterministic actions.
-        :param action_masks: Action masks to apply to the action distribution (e.g. ``get_action_masks(env)``)
-        :return: the model's action and the next hidden state
-        :raises ValueError: if the masks do not fit the observations or allow no action in some state
-        """
-        return self.policy.predict(observation, state, episode_start, deterministic, action_masks=action_masks)
-
-    def learn(  # type: ignore[override]  # MaskablePPO.learn's signature: use_masking before progress_bar
-        self: SelfMaskableGPG,
-        total_timesteps: int,
-        callback: MaybeCallback = None,
-        log_interval: int = 1,
-        tb_log_name: str = "MaskableGPG",
-        reset_num_timesteps: bool = True,
-        use_masking: bool = True,
-        progress_bar: bool = False,
-    ) -> SelfMaskableGPG:
-        """
-        ``GPG.learn`` with ``use_masking`` as in ``MaskablePPO.learn``: False trains without masks (every action
-        allowed, also in the update).
-
-        :raises ValueError: with ``use_masking=True``, if the env has no ``action_masks`` method
-        """
-        if use_masking and self.env is not None and not is_masking_supported(self.env):
-            raise ValueError(
-                "MaskableGPG with use_masking=True needs an env with an action_masks() method: give the env one, or "
-                "wrap it in sb3_contrib.common.wrappers.ActionMasker(env, mask_fn) before vectorising it; or call "
-                "learn(..., use_masking=False) to train without masks."
-            )
-        self._use_masking = use_masking
-        return super().learn(total_timesteps, callback, log_interval, tb_log_name, reset_num_timesteps, progress_bar)
-
-    def _excluded_save_params(self) -> list[str]:
-        return [*super()._excluded_save_params(), "_use_masking"]

@@ -1,26 +1,22 @@
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 import numpy as np
-import torch as th
-from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.policies import BasePolicy
-from stable_baselines3.common.type_aliases import MaybeCallback, PyTorchObs
-from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.type_aliases import MaybeCallback
 
-from sb3_gpg.common.maskable.utils import check_action_masks
 from sb3_gpg.common.maskable_recurrent.buffers import (
     MaskableRecurrentGroupDictRolloutBuffer,
     MaskableRecurrentGroupRolloutBuffer,
 )
 from sb3_gpg.common.maskable_recurrent.policies import MaskableRecurrentActorOnlyPolicy
-from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
+from sb3_gpg.gpg_mask.gpg_mask import BaseMaskableGPG
 from sb3_gpg.gpg_mask_recurrent.policies import CnnLstmPolicy, MlpLstmPolicy, MultiInputLstmPolicy
 from sb3_gpg.gpg_recurrent.gpg_recurrent import RecurrentGPG
 
 SelfMaskableRecurrentGPG = TypeVar("SelfMaskableRecurrentGPG", bound="MaskableRecurrentGPG")
 
 
-class MaskableRecurrentGPG(MaskableGPG, RecurrentGPG):
+class MaskableRecurrentGPG(BaseMaskableGPG, RecurrentGPG):
     """
     Group Policy Gradient with invalid-action masking and an LSTM actor: ``MaskableGPG`` and ``RecurrentGPG`` at
     once, for partially observed tasks whose valid actions change (sb3-contrib has no maskable RecurrentPPO). At every
@@ -28,8 +24,10 @@ class MaskableRecurrentGPG(MaskableGPG, RecurrentGPG):
     with the samples beside the LSTM states, and the update replays the LSTM over padded sequences under the same
     masks. Returns, bins, group baselines and advantages are GPG's, with every option.
 
-    Its arguments and defaults are RecurrentGPG's (RecurrentPPO's plus GPG's own); ``learn`` and ``predict`` take
-    MaskableGPG's ``use_masking`` and ``action_masks``, and ``predict`` the LSTM states as ``RecurrentPPO.predict``.
+    Composed by its MRO: ``BaseMaskableGPG``'s steps draw and evaluate the actions within the masks, handing them to
+    ``RecurrentGPG``'s, which replay the LSTM. Its arguments and defaults are RecurrentGPG's constructor's
+    (RecurrentPPO's plus GPG's own); ``learn`` and ``predict`` take MaskableGPG's ``use_masking`` and
+    ``action_masks``, and ``predict`` the LSTM states as ``RecurrentPPO.predict``.
 
     :param policy: The policy model to use (MlpLstmPolicy, CnnLstmPolicy, MultiInputLstmPolicy)
     :param env: The environment to learn from (if registered in Gym, can be str); Discrete, MultiDiscrete or
@@ -72,32 +70,9 @@ class MaskableRecurrentGPG(MaskableGPG, RecurrentGPG):
         "MultiInputLstmPolicy": MultiInputLstmPolicy,
     }
     policy: MaskableRecurrentActorOnlyPolicy  # type: ignore[assignment]  # builds on sb3-contrib's RecurrentActorCriticPolicy
-    rollout_buffer: MaskableRecurrentGroupRolloutBuffer  # type: ignore[assignment]  # MaskableGPG's is not recurrent
+    rollout_buffer: MaskableRecurrentGroupRolloutBuffer
     policy_base: ClassVar[type[BasePolicy]] = MaskableRecurrentActorOnlyPolicy
-    # MaskableGPG's are not recurrent
-    rollout_buffer_classes = (MaskableRecurrentGroupRolloutBuffer, MaskableRecurrentGroupDictRolloutBuffer)  # type: ignore[assignment]
-
-    # RecurrentPPO's arguments and defaults: RecurrentGPG's constructor, whose super() then reaches GPG's (MaskableGPG's
-    # takes MaskablePPO's arguments); MaskableGPG's class default turns masking on
-    __init__ = RecurrentGPG.__init__
-
-    def _sample_actions(self, obs_tensor: PyTorchObs, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
-        """
-        :return: RecurrentGPG's (actions of the LSTM policy, their log probabilities and the LSTM states they started
-            from, to be stored with the step) with the actions drawn within the env's action masks (checked; none under
-            ``use_masking=False``), and the masks, to be stored with the step too
-        """
-        if not self._use_masking:
-            return super()._sample_actions(obs_tensor, env)  # MaskableGPG's hands over to RecurrentGPG's
-        action_masks = check_action_masks(get_action_masks(env), self.action_space, env.num_envs)
-        with self.policy.masked(action_masks):
-            actions, log_probs, stored = super(MaskableGPG, self)._sample_actions(obs_tensor, env)
-        return actions, log_probs, {**stored, "action_masks": action_masks}
-
-    def _evaluate_actions(self, rollout_data: Any, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor | None]:
-        # RecurrentGPG's replay of the sequences, under the masks stored with their samples (all ones without masking)
-        with self.policy.masked(rollout_data.action_masks):
-            return super(MaskableGPG, self)._evaluate_actions(rollout_data, actions)
+    rollout_buffer_classes = (MaskableRecurrentGroupRolloutBuffer, MaskableRecurrentGroupDictRolloutBuffer)
 
     def predict(
         self,

@@ -7,9 +7,9 @@ from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.type_aliases import GymEnv, PyTorchObs, Schedule
 from stable_baselines3.common.vec_env import VecEnv
 
-from sb3_gpg.common.group_options import GroupOptions
 from sb3_gpg.common.recurrent.buffers import RecurrentGroupDictRolloutBuffer, RecurrentGroupRolloutBuffer
 from sb3_gpg.common.recurrent.policies import RecurrentActorOnlyPolicy
+from sb3_gpg.estimator.options import check_option_names
 from sb3_gpg.gpg.gpg import GPG
 from sb3_gpg.gpg_recurrent.policies import CnnLstmPolicy, MlpLstmPolicy, MultiInputLstmPolicy
 
@@ -100,6 +100,8 @@ class RecurrentGPG(GPG):
         _init_setup_model: bool = True,
         **group_options: Any,
     ):
+        # Only GPG's options: GPG's other arguments (rollout_buffer_class, ...) are not this class's
+        check_option_names(type(self).__name__, group_options)
         super().__init__(
             policy,  # type: ignore[arg-type]  # builds on sb3-contrib's RecurrentActorCriticPolicy (policy_base is checked)
             env,
@@ -125,8 +127,7 @@ class RecurrentGPG(GPG):
             seed=seed,
             device=device,
             _init_setup_model=_init_setup_model,
-            # Only GPG's options: GPG's other arguments (use_sde, ...) are not this class's
-            **GroupOptions.from_kwargs(type(self).__name__, group_options).as_kwargs(),
+            **group_options,
         )
 
     def _setup_model(self) -> None:
@@ -144,21 +145,28 @@ class RecurrentGPG(GPG):
         self._no_critic_states = (zeros[..., :0], zeros[..., :0])
         self._last_lstm_states = RNNStates((zeros, zeros.clone()), self._no_critic_states)
 
-    def _sample_actions(self, obs_tensor: PyTorchObs, env: VecEnv) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
+    def _sample_actions(
+        self, obs_tensor: PyTorchObs, env: VecEnv, **policy_kwargs: Any
+    ) -> tuple[th.Tensor, th.Tensor, dict[str, Any]]:
         """
+        :param policy_kwargs: what the policy takes besides the observations and the LSTM's arguments
         :return: the actions from the LSTM policy (its states reset where an episode starts), their log
             probabilities, and the LSTM states they started from, to be stored with the step; the new states are
             kept for the next step
         """
         episode_starts = th.tensor(self._last_episode_starts, dtype=th.float32, device=self.device)
-        actions, log_probs, lstm_states = self.policy.sample_actions(obs_tensor, self._last_lstm_states.pi, episode_starts)
+        actions, log_probs, lstm_states = self.policy.sample_actions(
+            obs_tensor, self._last_lstm_states.pi, episode_starts, **policy_kwargs
+        )
         stored = {"lstm_states": self._last_lstm_states}
         self._last_lstm_states = RNNStates(lstm_states, self._no_critic_states)
         return actions, log_probs, stored
 
-    def _evaluate_actions(self, rollout_data: Any, actions: th.Tensor) -> tuple[th.Tensor, th.Tensor | None]:
+    def _evaluate_actions(
+        self, rollout_data: Any, actions: th.Tensor, **policy_kwargs: Any
+    ) -> tuple[th.Tensor, th.Tensor | None]:
         _, log_prob, entropy = self.policy.evaluate_actions(
-            rollout_data.observations, actions, rollout_data.lstm_states, rollout_data.episode_starts
+            rollout_data.observations, actions, rollout_data.lstm_states, rollout_data.episode_starts, **policy_kwargs
         )
         return log_prob, entropy
 

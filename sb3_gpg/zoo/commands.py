@@ -21,7 +21,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg.common.env_util import check_env_id
-from sb3_gpg.common.envpool import check_envpool_env_id
+from sb3_gpg.common.vec_env.envpool import check_envpool_env_id
 from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
 from sb3_gpg.gpg_mask_recurrent.gpg_mask_recurrent import MaskableRecurrentGPG
 from sb3_gpg.zoo.registry import ZooError

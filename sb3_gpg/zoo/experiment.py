@@ -16,8 +16,8 @@ from rl_zoo3.hyperparams_opt import HYPERPARAMS_SAMPLER
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor
 
-from sb3_gpg.common.envpool import make_envpool_env
 from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
+from sb3_gpg.common.vec_env.envpool import make_envpool_env
 from sb3_gpg.zoo.registry import (
     GPG_ALGOS,
     ZooError,

@@ -13,9 +13,9 @@ from typing import Any
 from gymnasium import spaces
 from torch import nn
 
-from sb3_gpg.common.fitted_baselines import BASELINES
-from sb3_gpg.common.group_options import GROUP_OPTION_NAMES, GroupOptions
-from sb3_gpg.common.rollout_keys import has_image_space
+from sb3_gpg.common.observation_space import has_image_space
+from sb3_gpg.estimator.fitted_baselines import BASELINES
+from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.gpg.gpg import GPG
 from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
 from sb3_gpg.gpg_mask_recurrent.gpg_mask_recurrent import MaskableRecurrentGPG
@@ -217,6 +217,6 @@ def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str, algorithm: ty
         hints = ", ".join(f"{key!r}" + (f" (did you mean {match[0]!r}?)" if match else "") for key, match in close.items())
         raise ZooError(f"{where}: {algorithm.__name__} does not know {hints}.")
     try:
-        GroupOptions(**{name: value for name, value in hyperparams.items() if name in GROUP_OPTION_NAMES}).check()
+        GroupOptions(**{name: value for name, value in hyperparams.items() if name in GROUP_OPTION_NAMES}).checked()
     except ValueError as error:
         raise ZooError(f"{where}: {error}") from None

@@ -1,6 +1,3 @@
-import contextlib
-from collections.abc import Iterator
-
 import numpy as np
 import torch as th
 from sb3_contrib.common.maskable.distributions import MaskableDistribution, make_masked_proba_distribution
@@ -35,40 +32,28 @@ class MaskableRecurrentActorOnlyPolicy(RecurrentActorOnlyPolicy, _MaskableHead):
     Policy of MaskableRecurrentGPG: ``RecurrentActorOnlyPolicy`` (features extractor, one LSTM, the policy network, no
     critic) with sb3-contrib's maskable distributions (Discrete, MultiDiscrete, MultiBinary) in place of SB3's.
 
-    The recurrent methods (``sample_actions``, ``evaluate_actions``, ``forward``, ``get_distribution``) are
-    ``RecurrentActorOnlyPolicy``'s, whose arguments are the LSTM's: within ``with policy.masked(action_masks):`` every
-    distribution they make is masked. ``predict`` takes ``action_masks`` as ``MaskableActorCriticPolicy.predict`` does.
-    See ``RecurrentActorOnlyPolicy`` for the parameters (gSDE's do not apply: masks are for discrete actions).
+    The recurrent methods (``sample_actions``, ``evaluate_actions``, ``get_distribution``) are
+    ``RecurrentActorOnlyPolicy``'s, with ``action_masks`` after the LSTM's arguments: every distribution they make is
+    masked by them. ``predict`` takes ``action_masks`` as ``MaskableActorCriticPolicy.predict`` does. See
+    ``RecurrentActorOnlyPolicy`` for the parameters (gSDE's do not apply: masks are for discrete actions).
     """
 
     action_dist: MaskableDistribution
-    # The masks of the distributions made within ``masked``; None outside it
-    _action_masks: MaybeMasks = None
-
-    @contextlib.contextmanager
-    def masked(self, action_masks: MaybeMasks) -> Iterator[None]:
-        """
-        Mask every action distribution the policy makes within the block.
-
-        :param action_masks: one row per observation (True or 1: the action is allowed); None for no masks
-        """
-        self._action_masks = action_masks
-        try:
-            yield
-        finally:
-            self._action_masks = None
+    # The masks of the current predict call, which sb3-contrib's predict does not pass on to _predict
+    _predict_masks: MaybeMasks = None
 
     def get_distribution(  # type: ignore[override]  # sb3-contrib's recurrent signature (LSTM states), not the mixin's
-        self, obs: PyTorchObs, lstm_states: tuple[th.Tensor, ...], episode_starts: th.Tensor
+        self, obs: PyTorchObs, lstm_states: tuple[th.Tensor, ...], episode_starts: th.Tensor, action_masks: MaybeMasks = None
     ) -> tuple[MaskableDistribution, tuple[th.Tensor, ...]]:
         """
-        ``RecurrentActorCriticPolicy.get_distribution``, masked within ``masked``.
+        ``RecurrentActorCriticPolicy.get_distribution``, masked.
 
+        :param action_masks: one row per observation (True or 1: the action is allowed); None for no masks
         :return: the action distribution and the LSTM's new states
         """
         distribution, lstm_states = super().get_distribution(obs, lstm_states, episode_starts)
-        if self._action_masks is not None:
-            distribution.apply_masking(self._action_masks)
+        if action_masks is not None:
+            distribution.apply_masking(action_masks)
         return distribution, lstm_states
 
     def _predict(  # type: ignore[override]  # the observations as PyTorch's, Dict ones included
@@ -78,12 +63,16 @@ class MaskableRecurrentActorOnlyPolicy(RecurrentActorOnlyPolicy, _MaskableHead):
         episode_starts: th.Tensor,
         deterministic: bool = False,
     ) -> tuple[th.Tensor, tuple[th.Tensor, ...]]:
-        # predict has put the observations in a batch, channel first: the masks are checked against their number here
-        if self._action_masks is not None:
+        """
+        ``RecurrentActorCriticPolicy._predict`` under the masks of the ``predict`` call, checked against the
+        observations: ``predict`` has put them in a batch, channel first, so their number is known here.
+        """
+        action_masks = self._predict_masks
+        if action_masks is not None:
             first = next(iter(observation.values())) if isinstance(observation, dict) else observation
-            self._action_masks = check_action_masks(np.asarray(self._action_masks), self.action_space, len(first))
-        # sb3-contrib types observations as tensors; Dict ones come too
-        return super()._predict(observation, lstm_states, episode_starts, deterministic)  # type: ignore[arg-type]
+            action_masks = check_action_masks(np.asarray(action_masks), self.action_space, len(first))
+        distribution, new_states = self.get_distribution(observation, lstm_states, episode_starts, action_masks)
+        return distribution.get_actions(deterministic=deterministic), new_states
 
     def predict(
         self,
@@ -99,8 +88,11 @@ class MaskableRecurrentActorOnlyPolicy(RecurrentActorOnlyPolicy, _MaskableHead):
 
         :raises ValueError: if the masks do not fit the observations or allow no action in some state
         """
-        with self.masked(action_masks):
+        self._predict_masks = action_masks
+        try:
             return super().predict(observation, state, episode_start, deterministic)
+        finally:
+            self._predict_masks = None
 
 
 class MaskableRecurrentActorOnlyCnnPolicy(MaskableRecurrentActorOnlyPolicy):

@@ -104,16 +104,23 @@ class RecurrentActorOnlyPolicy(ActorOnlyMixin, RecurrentActorCriticPolicy):
         }
 
     def sample_actions(  # type: ignore[override]  # sb3-contrib's recurrent arguments (LSTM states), not the mixin's
-        self, obs: PyTorchObs, lstm_states: tuple[th.Tensor, ...], episode_starts: th.Tensor, deterministic: bool = False
+        self,
+        obs: PyTorchObs,
+        lstm_states: tuple[th.Tensor, ...],
+        episode_starts: th.Tensor,
+        deterministic: bool = False,
+        **distribution_kwargs,
     ) -> tuple[th.Tensor, th.Tensor, tuple[th.Tensor, ...]]:
         """
         :param obs: Observation
         :param lstm_states: The LSTM's last hidden and cell states
         :param episode_starts: Whether the observations start new episodes (the LSTM states are reset there)
         :param deterministic: Whether to sample or use deterministic actions
+        :param distribution_kwargs: what the policy's ``get_distribution`` takes besides the LSTM's arguments
+            (``action_masks`` for maskable policies)
         :return: action, its log probability, and the LSTM's new states
         """
-        distribution, lstm_states = self.get_distribution(obs, lstm_states, episode_starts)
+        distribution, lstm_states = self.get_distribution(obs, lstm_states, episode_starts, **distribution_kwargs)
         actions = distribution.get_actions(deterministic=deterministic)
         log_prob = distribution.log_prob(actions)
         # gymnasium's Space.shape is optional
@@ -130,13 +137,14 @@ class RecurrentActorOnlyPolicy(ActorOnlyMixin, RecurrentActorCriticPolicy):
         return actions, self._zero_values(log_prob), log_prob, RNNStates(states, states)
 
     def evaluate_actions(  # type: ignore[override]  # sb3-contrib's recurrent signature (LSTM states), not the mixin's
-        self, obs: th.Tensor, actions: th.Tensor, lstm_states: RNNStates, episode_starts: th.Tensor
+        self, obs: th.Tensor, actions: th.Tensor, lstm_states: RNNStates, episode_starts: th.Tensor, **distribution_kwargs
     ) -> tuple[th.Tensor, th.Tensor, th.Tensor | None]:
         """
+        :param distribution_kwargs: see ``sample_actions``
         :return: zeros in place of values (there is no critic), log likelihood of taking those actions and entropy of
             the action distribution, with the LSTM replayed from ``lstm_states.pi`` over the sequences
         """
-        distribution, _ = self.get_distribution(obs, lstm_states.pi, episode_starts)
+        distribution, _ = self.get_distribution(obs, lstm_states.pi, episode_starts, **distribution_kwargs)
         log_prob = distribution.log_prob(actions)
         return self._zero_values(log_prob), log_prob, distribution.entropy()
 

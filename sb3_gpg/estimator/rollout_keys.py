@@ -1,76 +1,17 @@
 """
-The bin keys of a rollout's samples: observations as SB3's rollout buffers store them (arrays of shape
+The bin keys of a rollout's samples: observations as rollout buffers store them (arrays of shape
 (n_steps, n_envs, ...), or a dict of such arrays for Dict spaces), flattened for the named binnings of ``binning.py``
 or handed to a binning callable as they are.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
-from stable_baselines3.common.preprocessing import get_obs_shape, is_image_space
 
-from sb3_gpg.common.binning import Binning, bin_keys
+from sb3_gpg.estimator.binning import Binning, bin_keys
 
 OBSERVATION_BINNINGS = ("spatial", "spatial_time", "state")
-
-
-def is_discrete_space(space: spaces.Space) -> bool:
-    """
-    :return: whether every observation of the space is integer-valued
-    """
-    if isinstance(space, spaces.Dict):
-        return all(is_discrete_space(subspace) for subspace in space.spaces.values())
-    if isinstance(space, spaces.Box):
-        return np.issubdtype(space.dtype, np.integer)
-    return isinstance(space, (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary))
-
-
-def has_image_space(space: spaces.Space) -> bool:
-    """
-    :return: whether the space, or one of a Dict space's subspaces, holds images
-    """
-    if isinstance(space, spaces.Dict):
-        return any(has_image_space(subspace) for subspace in space.spaces.values())
-    return is_image_space(space, check_channels=False)
-
-
-def flat_obs_dim(space: spaces.Space) -> int:
-    """
-    :return: the number of values of one flattened observation (all keys' of a Dict space)
-    """
-    if isinstance(space, spaces.Dict):
-        return sum(flat_obs_dim(subspace) for subspace in space.spaces.values())
-    return int(np.prod(get_obs_shape(space)))  # type: ignore[arg-type]  # a Dict's shape is a dict; handled above
-
-
-def check_observation_binning(binning: Binning, observation_space: spaces.Space, baseline: str = "bins") -> None:
-    """
-    :raises ValueError: for a binning or a fitted baseline that reads observations the space cannot give it (images;
-        continuous values for state binning), naming what works
-    """
-    if baseline != "bins" and (has_image_space(observation_space) or not box_keys(observation_space)):
-        raise ValueError(
-            f"baseline={baseline!r} fits the returns on the Box observations (a Dict's Box parts), which "
-            f"{observation_space} does not give usable features for (images, or no Box part). Use baseline='bins' "
-            "with binning='time', 'universal' or 'rollout_step' ('state' for discrete observations), or a callable "
-            "binning f(obs, t) -> keys on features you choose."
-        )
-    if callable(binning) or binning not in OBSERVATION_BINNINGS:
-        return
-    if has_image_space(observation_space):
-        raise ValueError(
-            f"{binning} binning on image observations puts almost every sample in a bin of its own (one cell per "
-            "pixel value), so the baselines equal the returns and the advantages vanish. Use binning='time', or "
-            "a callable f(obs, t) -> keys on features you choose."
-        )
-    if binning == "state" and not is_discrete_space(observation_space):
-        raise ValueError(
-            f"state binning needs a discrete observation space (Discrete, MultiDiscrete, MultiBinary or an integer "
-            f"Box), got {observation_space}. For continuous observations use binning='spatial' or 'spatial_time' "
-            "with a bin_size."
-        )
 
 
 def map_arrays(observations: Any, function: Callable[[np.ndarray], Any]) -> Any:
@@ -92,22 +33,14 @@ def flat_observations(observations: Any, n_samples: int) -> np.ndarray:
     return observations.reshape(n_samples, -1)
 
 
-def box_keys(observation_space: spaces.Space) -> list[str | None]:
-    """
-    :return: the keys of a Dict space's Box parts ([None] for a Box space itself): what the fitted baselines read
-    """
-    if isinstance(observation_space, spaces.Dict):
-        return [key for key, space in observation_space.spaces.items() if isinstance(space, spaces.Box)]
-    return [None] if isinstance(observation_space, spaces.Box) else []
-
-
-def box_observations(observations: Any, observation_space: spaces.Space, n_samples: int) -> np.ndarray:
+def box_observations(observations: Any, box_keys: Sequence[str | None], n_samples: int) -> np.ndarray:
     """
     :param observations: observations with ``n_samples`` leading values, or a dict of such arrays
-    :return: the Box observations (a Dict's Box parts, in the space's order), one row per sample, float64
+    :param box_keys: for a dict, the keys of its Box parts, in the space's order
+    :return: the Box observations, one row per sample, float64
     """
     if isinstance(observations, dict):
-        observations = {key: observations[key] for key in box_keys(observation_space)}
+        observations = {key: observations[key] for key in box_keys}
     return flat_observations(observations, n_samples).astype(np.float64, copy=False)
 
 

@@ -152,7 +152,7 @@ class MaskedTMazeEnv(_MaskedMemoryEnv):
 
 
 # Registered on import, so that RL Zoo finds them: sb3-gpg train --algo gpg_mask_lstm --env MaskedCue-v0
-# --gym-packages sb3_gpg.common.maskable_recurrent.envs
+# --gym-packages sb3_gpg.common.envs
 for _name in ("MaskedCue", "MaskedTMaze"):
     if f"{_name}-v0" not in gym.registry:
         gym.register(f"{_name}-v0", entry_point=f"{__name__}:{_name}Env")

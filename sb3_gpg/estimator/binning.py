@@ -42,7 +42,7 @@ def check_binning(binning: Binning) -> None:
         )
 
 
-def check_bin_size(bin_size: float | Sequence[float], obs_dim: int | None = None) -> np.ndarray:
+def check_bin_size(bin_size: float | Sequence[float] | np.ndarray, obs_dim: int | None = None) -> np.ndarray:
     """
     :param bin_size: epsilon of the spatial bins, one float or one value per flattened observation dimension
     :param obs_dim: number of flattened observation dimensions, to check a per-dimension ``bin_size`` against
@@ -67,7 +67,7 @@ def check_bin_size(bin_size: float | Sequence[float], obs_dim: int | None = None
 
 def check_group_arguments(
     binning: Binning,
-    bin_size: float | Sequence[float],
+    bin_size: float | Sequence[float] | np.ndarray,
     min_bin_count: int,
     truncated_returns: str,
     obs_dim: int | None = None,

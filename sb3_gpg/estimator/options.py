@@ -1,17 +1,18 @@
 """
 GPG's own options, in one place: their names, defaults and meaning. The algorithms take them as flat keyword
-arguments after PPO's (``GPG(..., binning="time")``), and pass them on to the group buffers, which take them the
-same way; RL Zoo's checks and search space and the tests read them from here.
+arguments after PPO's (``GPG(..., binning="time")``) and hand them to the group buffers as one ``GroupOptions``; the
+buffers, built alone, take them by name too. ``estimate`` reads them checked; RL Zoo's checks and search space and the
+tests read them from here.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
-from sb3_gpg.common.binning import Binning, check_group_arguments
-from sb3_gpg.common.fitted_baselines import check_baseline
+from sb3_gpg.estimator.binning import Binning, check_group_arguments
+from sb3_gpg.estimator.fitted_baselines import check_baseline
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class GroupOptions:
     """
 
     binning: Binning = "time"
-    bin_size: float | Sequence[float] = 1.0
+    bin_size: float | Sequence[float] | np.ndarray = 1.0
     leave_one_out: bool = False
     min_bin_count: int = 1
     truncated_returns: str = "keep"
@@ -63,35 +64,25 @@ class GroupOptions:
         :return: the options, defaults filled in
         :raises TypeError: naming an unknown argument and the options there are, as Python does for a constructor
         """
-        unknown = sorted(set(kwargs) - set(GROUP_OPTION_NAMES))
-        if unknown:
-            raise TypeError(
-                f"{owner}.__init__() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}: it takes PPO's "
-                f"arguments and GPG's own options {', '.join(GROUP_OPTION_NAMES)}."
-            )
+        check_option_names(owner, kwargs)
         return cls(**kwargs)
 
-    def check(self, obs_dim: int | None = None, rollout_buffer_kwargs: dict[str, Any] | None = None) -> np.ndarray:
+    def checked(self, obs_dim: int | None = None, rollout_buffer_kwargs: dict[str, Any] | None = None) -> "GroupOptions":
         """
         :param obs_dim: number of flattened observation dimensions, to check a per-dimension ``bin_size`` against
         :param rollout_buffer_kwargs: an algorithm's other buffer arguments, which must not repeat these options
-        :return: ``bin_size`` as a float64 array
+        :return: the options as ``estimate`` reads them: ``bin_size`` as a float64 array, ``min_bin_count`` an int,
+            ``baseline_kwargs`` with their defaults
         :raises ValueError: naming the option that is wrong and what it accepts
         """
         clashing = sorted(set(rollout_buffer_kwargs or {}) & set(GROUP_OPTION_NAMES))
         if clashing:
             raise ValueError(f"Pass {', '.join(clashing)} to the algorithm directly, not in rollout_buffer_kwargs.")
-        self.checked_baseline_kwargs()
-        return check_group_arguments(
+        baseline_kwargs = check_baseline(self.baseline, self.baseline_kwargs)
+        bin_size = check_group_arguments(
             self.binning, self.bin_size, self.min_bin_count, self.truncated_returns, obs_dim, self.advantage_scale
         )
-
-    def checked_baseline_kwargs(self) -> dict[str, Any]:
-        """
-        :return: the baseline's arguments, with their defaults
-        :raises ValueError: for an unknown baseline, argument or value
-        """
-        return check_baseline(self.baseline, self.baseline_kwargs)
+        return replace(self, bin_size=bin_size, min_bin_count=int(self.min_bin_count), baseline_kwargs=baseline_kwargs)
 
     def as_kwargs(self) -> dict[str, Any]:
         """
@@ -101,3 +92,17 @@ class GroupOptions:
 
 
 GROUP_OPTION_NAMES = tuple(field.name for field in fields(GroupOptions))
+
+
+def check_option_names(owner: str, kwargs: dict[str, Any]) -> None:
+    """
+    :param owner: the class the keyword arguments were given to, for the error
+    :param kwargs: keyword arguments that must all be GPG's options
+    :raises TypeError: naming an unknown argument and the options there are, as Python does for a constructor
+    """
+    unknown = sorted(set(kwargs) - set(GROUP_OPTION_NAMES))
+    if unknown:
+        raise TypeError(
+            f"{owner}.__init__() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}: it takes PPO's "
+            f"arguments and GPG's own options {', '.join(GROUP_OPTION_NAMES)}."
+        )

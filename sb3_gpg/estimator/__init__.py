@@ -1,0 +1,11 @@
+"""
+GPG's advantage estimator, as pure NumPy code that knows nothing of Stable-Baselines3: ``estimate`` turns a rollout's
+arrays and the options (``GroupOptions``) into returns, baselines, advantages, the loss mask and the diagnostics. Its
+pieces: ``returns`` (episode times, discounted returns, trajectories, GAE's lambda), ``binning`` and ``rollout_keys``
+(which samples share a bin), ``group_baseline`` (the bins' first-visit means), ``fitted_baselines`` ("linear", "knn").
+"""
+
+from sb3_gpg.estimator.estimate import Estimate, estimate
+from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
+
+__all__ = ["GROUP_OPTION_NAMES", "Estimate", "GroupOptions", "estimate"]

@@ -1,0 +1,287 @@
+"""
+GPG's advantage estimation of one rollout, from the arrays a rollout buffer holds to what the loss reads: the returns
+(kept, masked or completed where the rollout's end cut them), the baselines (the group's bins or a fitted baseline),
+the advantages (returns minus baselines, or GAE's lambda-return over them; scaled by the bins' spread), which samples
+enter the loss, and the group's diagnostics. Pure array code; nothing here knows of Stable-Baselines3.
+
+Arrays are step-major, shape (n_steps, n_envs, ...), as SB3's rollout buffers store them; observations may be a dict
+of such arrays (Dict spaces).
+"""
+
+import time
+from collections.abc import Generator, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from sb3_gpg.estimator.binning import Binning, binning_levels
+from sb3_gpg.estimator.fitted_baselines import (
+    cross_fitted_baselines,
+    fitted_values,
+    knn_features,
+    linear_features,
+    standardise,
+    trajectory_folds,
+)
+from sb3_gpg.estimator.group_baseline import advantage_stats, group_baselines, group_bootstrap
+from sb3_gpg.estimator.options import GroupOptions
+from sb3_gpg.estimator.returns import (
+    completed_returns,
+    discounted_returns,
+    env_major,
+    lambda_advantages,
+    trajectory_ids,
+)
+from sb3_gpg.estimator.rollout_keys import OBSERVATION_BINNINGS, box_observations, map_arrays, rollout_bin_keys
+
+
+class Estimate(NamedTuple):
+    """
+    GPG's estimate of one rollout. The returns, baselines and advantages are float32, as SB3's buffers store them:
+    later steps read the rounded values, so that a buffer holding them computes the same.
+
+    :param returns: discounted return of every sample (completed after the cut under ``truncated_returns="bootstrap"``),
+        shape (n_steps, n_envs)
+    :param baselines: baseline of every sample (its return outside the group: advantage 0)
+    :param advantages: advantage of every sample, 0 outside the group
+    :param loss_mask: which samples enter the loss, env-major (as ``RolloutBuffer.get`` flattens); None when all do
+    :param explained_variance: how much of the returns the baselines explain over the samples in the loss (nan where
+        none is, or the returns do not vary)
+    :param stats: the group's diagnostics (see ``group_baselines``, ``advantage_stats``), the share of cut returns,
+        the bootstrap's, the out-of-fold explained variance, whether a fitted baseline fell back to the bins, and the
+        time the estimate took
+    """
+
+    returns: np.ndarray
+    baselines: np.ndarray
+    advantages: np.ndarray
+    loss_mask: np.ndarray | None
+    explained_variance: float
+    stats: dict[str, float]
+
+
+class _Rollout(NamedTuple):
+    """What the bins and the fitted baselines read of a rollout (see ``estimate`` for the fields)."""
+
+    observations: Any
+    episode_times: np.ndarray
+    options: GroupOptions
+    feature_keys: Sequence[str | None]
+
+    def bin_keys(self, binning: Binning, next_obs: Any = None, next_times: np.ndarray | None = None) -> np.ndarray:
+        """
+        :return: the bin key of every sample, shape (n_steps, n_envs), or (n_steps + 1, n_envs) with the keys of the
+            states after the rollout (see ``rollout_bin_keys``)
+        """
+        bin_size = np.asarray(self.options.bin_size)
+        return rollout_bin_keys(binning, self.observations, self.episode_times, bin_size, next_obs, next_times)
+
+    def level_keys(self, in_group: np.ndarray) -> Generator[np.ndarray, None, None]:
+        """
+        :return: the bin keys of the group's samples (env-major), per binning level, finest first, computed lazily
+        """
+        for level in binning_levels(self.options.binning):
+            yield env_major(self.bin_keys(level))[in_group]
+
+    def features(self, observations: Any, times: np.ndarray) -> np.ndarray:
+        """
+        :param observations: observations with one leading row per sample (a dict of such arrays for Dict spaces)
+        :param times: their episode times
+        :return: the fitted baseline's features (see ``fitted_baselines``), before the knn's standardisation
+        """
+        flat_obs = box_observations(observations, self.feature_keys, len(times))
+        return (linear_features if self.options.baseline == "linear" else knn_features)(flat_obs, times)
+
+    def sample_features(self) -> np.ndarray:
+        """
+        :return: the fitted baseline's features of every sample of the rollout, env-major
+        """
+        observations = map_arrays(self.observations, lambda array: array.swapaxes(0, 1))
+        return self.features(observations, env_major(self.episode_times))
+
+
+def estimate(
+    observations: Any,
+    rewards: np.ndarray,
+    episode_starts: np.ndarray,
+    last_dones: np.ndarray,
+    last_obs: Any = None,
+    *,
+    episode_times: np.ndarray,
+    options: GroupOptions,
+    gamma: float,
+    gae_lambda: float = 1.0,
+    feature_keys: Sequence[str | None] = (None,),
+) -> Estimate:
+    """
+    Monte-Carlo returns, group baselines and advantages of a rollout.
+
+    :param observations: the observations, shape (n_steps, n_envs, ...), or a dict of such arrays
+    :param rewards: reward of every step, shape (n_steps, n_envs)
+    :param episode_starts: whether each step starts an episode (the flags ``RolloutBuffer.add`` takes)
+    :param last_dones: whether each env's last step ended its episode, shape (n_envs,)
+    :param last_obs: the observation after the rollout, one row per env, as the rollout's observations are stored;
+        needed by ``truncated_returns="bootstrap"`` with a binning that reads observations or a fitted baseline
+    :param episode_times: steps since each sample's episode began, shape (n_steps, n_envs), carried across rollouts
+        by the caller; the step after the rollout is at ``episode_times[-1] + 1``
+    :param options: GPG's options, checked (``GroupOptions.checked``: defaults filled in)
+    :param gamma: discount factor
+    :param gae_lambda: GAE's lambda over the baselines; 1: advantages are returns minus baselines
+    :param feature_keys: for Dict observations, the keys the fitted baselines read (the Box parts)
+    :return: the estimate
+    :raises ValueError: for a bootstrap that needs ``last_obs`` without it
+    """
+    start = time.perf_counter()
+    n_steps, n_envs = rewards.shape
+    rollout = _Rollout(observations, episode_times, options, feature_keys)
+    last_dones = np.asarray(last_dones, dtype=bool).reshape(n_envs)
+    discounted, cut = discounted_returns(rewards, episode_starts, last_dones, gamma)
+    step_returns = discounted.astype(np.float32)
+    ids = trajectory_ids(episode_starts)
+    bootstrap_stats: dict[str, float]
+    values_at_cut, bootstrap_stats = np.zeros(n_envs), {}
+    if options.truncated_returns == "bootstrap":
+        completion, bootstrap_stats = _values_at_cut(rollout, step_returns, cut, ids, last_obs)
+        if completion is not None:
+            step_returns = completed_returns(step_returns, cut, completion, gamma).astype(np.float32)
+            values_at_cut = completion
+    # Samples in the group: all, or under "mask" those whose returns the rollout's end did not cut
+    in_group = ~env_major(cut) if options.truncated_returns == "mask" else np.ones(cut.size, dtype=bool)
+    returns = env_major(step_returns)
+    baselines, scales, stats = group_baselines(
+        rollout.level_keys(in_group),
+        ids[in_group],
+        returns[in_group],
+        options.leave_one_out,
+        options.min_bin_count,
+        scale_by_bin_std=options.advantage_scale == "bin_std",
+    )
+    fitted = _fitted_baselines(rollout, ids[in_group], returns[in_group], in_group)
+    if fitted is not None:
+        baselines = out_of_fold = fitted
+    elif options.leave_one_out:
+        out_of_fold = baselines
+    else:  # the bins' baselines without the sample's own trajectory, for the diagnostic alone
+        out_of_fold = group_baselines(
+            rollout.level_keys(in_group), ids[in_group], returns[in_group], True, options.min_bin_count
+        ).baselines
+
+    flat_baselines = returns.astype(np.float64)  # samples outside the group get advantage 0
+    flat_baselines[in_group] = baselines
+    step_baselines = flat_baselines.reshape(n_envs, n_steps).T.astype(np.float32)
+    if gae_lambda == 1.0 and options.advantage_scale == "none":
+        advantages = step_returns - step_baselines
+    else:
+        # In float64 before any division: the float32 difference of a return and its rounded baseline would be
+        # scaled up with the rest
+        flat_advantages = returns - flat_baselines
+        if gae_lambda != 1.0:
+            step_major = flat_baselines.reshape(n_envs, n_steps).T
+            flat_advantages = env_major(
+                lambda_advantages(rewards, step_major, episode_starts, last_dones, values_at_cut, gamma, gae_lambda)
+            )
+            flat_advantages[~in_group] = 0.0
+        flat_advantages[in_group] /= scales
+        advantages = flat_advantages.reshape(n_envs, n_steps).T.astype(np.float32)
+    # How much of the returns the baselines explain, over the samples in the loss
+    explained = _explained_variance(env_major(step_baselines)[in_group], returns[in_group]) if in_group.any() else np.nan
+    out_of_fold_variance = _explained_variance(out_of_fold, returns[in_group]) if in_group.any() else 0.0
+    stats = {
+        **stats,
+        **advantage_stats(ids[in_group], returns[in_group], baselines),
+        "truncated_share": float(cut.mean()),
+        **bootstrap_stats,
+        "baseline_explained_variance": out_of_fold_variance,
+        "fitted_baseline_fallback": float(options.baseline != "bins" and fitted is None),
+        "advantage_time": time.perf_counter() - start,
+    }
+    return Estimate(step_returns, step_baselines, advantages, None if in_group.all() else in_group, explained, stats)
+
+
+def _explained_variance(predictions: np.ndarray, targets: np.ndarray) -> float:
+    """
+    :return: ``1 - Var[targets - predictions] / Var[targets]`` (nan where the targets do not vary), as SB3 computes it
+    """
+    variance = np.var(targets)
+    return float("nan") if variance == 0 else float(1 - np.var(targets - predictions) / variance)
+
+
+def _fitted_baselines(rollout: _Rollout, ids: np.ndarray, returns: np.ndarray, in_group: np.ndarray) -> np.ndarray | None:
+    """
+    :param ids: trajectory of every sample of the group
+    :param returns: their returns
+    :param in_group: which of the rollout's samples (env-major) are in the group
+    :return: the cross-fitted baseline of every sample of the group; None with ``baseline="bins"``, or when the group
+        holds a single trajectory (its bins' baselines are used then)
+    """
+    baseline, baseline_kwargs = rollout.options.baseline, rollout.options.baseline_kwargs or {}
+    folds = None if baseline == "bins" else trajectory_folds(ids, baseline_kwargs["n_folds"])
+    if folds is None:
+        return None
+    features = rollout.sample_features()[in_group]
+    if baseline == "knn":
+        (features,) = standardise(features)
+    return cross_fitted_baselines(baseline, features, returns, folds, **baseline_kwargs)
+
+
+def _values_at_cut(
+    rollout: _Rollout, returns: np.ndarray, cut: np.ndarray, ids: np.ndarray, last_obs: Any
+) -> tuple[np.ndarray | None, dict[str, float]]:
+    """
+    The group's value of each env's state after the rollout: ``group_bootstrap`` over the complete returns, or the
+    fitted baseline's, fitted on them.
+
+    :param returns: the returns, shape (n_steps, n_envs)
+    :param cut: which samples' returns the rollout's end cut, shape (n_steps, n_envs)
+    :param ids: trajectory of every sample, env-major
+    :return: the value of each env's state after the rollout (0 where none was found; None when no return was cut),
+        and diagnostics: ``bootstrapped_share`` (samples whose return was completed) and ``bootstrap_mean`` (mean value
+        added at the cut, over the envs that got one)
+    """
+    options = rollout.options
+    cut_envs = cut[-1]  # an env's cut trajectory is its last one
+    if not cut_envs.any():
+        return None, {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0}
+    if last_obs is None and (
+        callable(options.binning) or options.binning in OBSERVATION_BINNINGS or options.baseline != "bins"
+    ):
+        raise ValueError(
+            f"truncated_returns='bootstrap' with {options.binning} binning and baseline={options.baseline!r} reads the "
+            "observation after the rollout: pass it as compute_returns_and_advantage(..., last_obs=...)."
+        )
+    complete = ~env_major(cut)
+    next_times = rollout.episode_times[-1] + 1
+    if options.baseline != "bins" and complete.any():
+        features = rollout.sample_features()[complete]
+        queries = rollout.features(last_obs, next_times)[cut_envs]
+        if options.baseline == "knn":
+            features, queries = standardise(features, queries)
+        values = fitted_values(
+            options.baseline, features, env_major(returns)[complete], queries, **(options.baseline_kwargs or {})
+        )
+        return _completion(cut, values, np.ones(len(values), dtype=bool))
+
+    def level_keys():
+        for level in binning_levels(options.binning):
+            keys = rollout.bin_keys(level, last_obs, next_times)
+            yield env_major(keys[:-1])[complete], keys[-1][cut_envs]
+
+    values, found = group_bootstrap(level_keys(), ids[complete], env_major(returns)[complete], options.min_bin_count)
+    return _completion(cut, values, found)
+
+
+def _completion(cut: np.ndarray, values: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
+    """
+    :param values: the value of each cut env's state after the rollout
+    :param found: whether each has one
+    :return: the value after the rollout of every env (0 where none), and the bootstrap's diagnostics
+    """
+    cut_envs = cut[-1]
+    at_cut = np.zeros(len(cut_envs))
+    at_cut[cut_envs] = values
+    completed_envs = np.zeros(len(cut_envs), dtype=bool)
+    completed_envs[np.flatnonzero(cut_envs)[found]] = True
+    return at_cut, {
+        "bootstrapped_share": float(np.mean(cut & completed_envs)),
+        "bootstrap_mean": float(values[found].mean()) if found.any() else 0.0,
+    }
