@@ -1,7 +1,7 @@
 """
 Run a grid of RL Zoo trainings the way an RL Zoo user does (``python -m sb3_gpg.train``, i.e. ``sb3-gpg train``, with
 each algorithm's own hyperparameter file), keep each run's evaluations, and tabulate and plot them
-(``sb3_gpg.zoo.suite`` runs, ``sb3_gpg.zoo.suite_report`` reports).
+(``sb3_gpg_bench.suite`` runs, ``sb3_gpg_bench.suite_report`` reports).
 
 Each run is one ``train`` subprocess with 20 evaluations over its budget (RL Zoo's ``EvalCallback``: 10 deterministic
 episodes each; in the ``zoo`` suite on evaluation envs seeded apart from training, ``--eval-seed`` = seed + 10000) and
@@ -32,8 +32,8 @@ import argparse
 import json
 from pathlib import Path
 
-from sb3_gpg.zoo.suite import SUITES, Run, random_scores, run_grid
-from sb3_gpg.zoo.suite_report import report
+from sb3_gpg_bench.suite import SUITES, Run, random_scores, run_suite
+from sb3_gpg_bench.suite_report import report
 
 RANDOM_SEED = 10_000
 
@@ -71,7 +71,7 @@ def main() -> None:
         path.write_text(json.dumps(measured, indent=1) + "\n")
     if args.command == "run":
         runs = [Run(env_id, setting, seed) for seed in args.seeds for env_id in tasks for setting in settings]
-        run_grid(runs, args.out, suite.eval_seed_offset, args.budget, args.jobs, args.ray_address)
+        run_suite(runs, args.out, suite.eval_seed_offset, args.budget, args.jobs, args.ray_address)
     if args.command == "report":
         # None where not narrowed: a report of the whole grid also writes the README's table
         print(report(suite, args.out, tasks if args.envs else None, args.settings, args.seeds))

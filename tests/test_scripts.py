@@ -15,10 +15,10 @@ import yaml
 from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG
-from sb3_gpg.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
 from sb3_gpg.zoo.registry import check_gpg_hyperparams
-from sb3_gpg.zoo.suite import SUITES, Run, Setting, Suite, budget_of, finished, random_scores, run_grid, zoo_entry
-from sb3_gpg.zoo.suite_report import report
+from sb3_gpg_bench.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
+from sb3_gpg_bench.suite import SUITES, Run, Setting, Suite, budget_of, finished, random_scores, run_suite, zoo_entry
+from sb3_gpg_bench.suite_report import report
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -80,7 +80,7 @@ def test_paper_benchmark_stops_at_a_checkpoint_and_resumes(tmp_path):
 
     # Resumed with a budget of two more iterations
     output = run(*args, "--iterations", str(stopped_at + 2), cwd=tmp_path)
-    assert "1 to run (1 from a checkpoint)" in output
+    assert "1 run(s) resume from their checkpoint" in output and "1 to run" in output
     curve = [line.split(",") for line in (runs / f"{name}.csv").read_text().splitlines()]
     assert curve[0][-2:] == ["eval_mean", "resumed_at"]
     assert [int(row[4]) for row in curve[1:]] == list(range(2, stopped_at + 3, 2))
@@ -229,11 +229,11 @@ def test_paper_benchmark_lr_schedule_override():
 def test_contrib_benchmark_smoke(tmp_path, family, envs, algos):
     args = [str(SCRIPTS / "benchmark_contrib.py"), "--family", family, "--envs", *envs, "--algos", *algos, "--seeds", "0",
             "--jobs", "1", "--iterations", "2", "--n-steps", "16", "--out", "out"]  # fmt: skip
-    assert f"{2 * len(envs)} runs to do" in run(*args, cwd=tmp_path)
+    assert f"{2 * len(envs)} runs, 0 already done, {2 * len(envs)} to run" in run(*args, cwd=tmp_path)
     results = (tmp_path / "out" / "results.md").read_text()
     assert all(f"| {env} | {algo} | 1 |" in results for env in envs for algo in algos)
     assert (tmp_path / "out" / "curves.png").stat().st_size > 10_000
-    assert "0 runs to do" in run(*args, cwd=tmp_path)
+    assert "already done, 0 to run" in run(*args, cwd=tmp_path)
 
 
 def test_long_horizon_study_compares_with_ppo_on_the_same_seeds():
@@ -362,7 +362,7 @@ def test_zoo_suite_keeps_the_runs_that_finish_when_one_fails(tmp_path):
     bad = Setting("bad", "gpg", ("binning:'nonsense'",))
     runs = [Run("CartPole-v1", bad, 100), Run("CartPole-v1", Setting("ppo", "ppo"), 100)]
     with pytest.raises(RuntimeError, match=r"1 of 2 runs failed:\nCartPole-v1__bad__seed100: .*binning"):
-        run_grid(runs, tmp_path, eval_seed_offset=10_000, budget=400)
+        run_suite(runs, tmp_path, eval_seed_offset=10_000, budget=400)
     assert json.loads((tmp_path / "runs" / "CartPole-v1__ppo__seed100" / "meta.json").read_text())["eval_seed"] == 10_100
     assert not (tmp_path / "runs" / "CartPole-v1__bad__seed100").exists()
     # A finished run is kept only for the grid it was run for

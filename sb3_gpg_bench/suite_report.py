@@ -1,5 +1,5 @@
 """
-Tables and plots of a grid run by ``sb3_gpg.zoo.suite``: per task and setting (``table.md``, ``curves.png``) and, for
+Tables and plots of a grid run by ``sb3_gpg_bench.suite``: per task and setting (``table.md``, ``curves.png``) and, for
 a grid against PPO with the random policy's scores measured, the aggregate across tasks the rliable way
 (``aggregate.md``, ``profile.png``): PPO-normalised scores, the interquartile mean with its 95% stratified bootstrap
 interval, the probability of improvement and the performance profile; and the README's table (``headline.md``).
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sb3_gpg.zoo.suite import Run, Suite
+from sb3_gpg_bench.suite import Run, Suite
 
 BOOTSTRAP_REPS = 2000
 
