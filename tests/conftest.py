@@ -19,6 +19,10 @@ from gymnasium import spaces
 from sb3_gpg.common.binning import BINNINGS
 from tests.reference import ReferenceGPG
 
+# The tests' MLPs on CPU, as the main job and the scripts: one torch thread is fastest, more only contend for the
+# cores (many times slower on a busy machine)
+th.set_num_threads(1)
+
 
 def modulo_binning(obs, t):
     """A custom binning: parity of the episode time and sign of the first coordinate."""

@@ -144,6 +144,19 @@ def test_main_job_trains_evaluates_and_saves(tmp_path):
     assert (tmp_path / "model.zip").stat().st_size > 1_000
 
 
+def test_main_job_trains_on_one_torch_thread_unless_told_otherwise():
+    from sb3_gpg.__main__ import main
+
+    try:
+        th.set_num_threads(2)
+        main(["--timesteps", "64", "--eval-episodes", "1"])
+        assert th.get_num_threads() == 1
+        main(["--timesteps", "64", "--eval-episodes", "1", "--threads", "2"])
+        assert th.get_num_threads() == 2
+    finally:
+        th.set_num_threads(1)
+
+
 def test_main_job_on_envpool(tmp_path):
     pytest.importorskip("envpool")
     output = run("-m", "sb3_gpg", "--timesteps", "512", "--n-envs", "4", "--vec-env", "envpool", "--eval-episodes", "2",
