@@ -6,12 +6,12 @@ is their command line and ``sb3_gpg_bench.suite_report`` their tables and plots.
 Each run is one ``train`` subprocess with ``N_EVALUATIONS`` evaluations over its budget (RL Zoo's ``EvalCallback``:
 ``EVAL_EPISODES`` deterministic episodes each) and one torch thread. What a run leaves in ``<out>/runs/<run>/`` is
 small: RL Zoo's ``evaluations.npz``, the resolved hyperparameters (``config.yml``, ``args.yml``) and ``meta.json``
-(command, wall time, versions); model files are not kept.
+(command, wall time, versions, the machine's load through the run and when each evaluation was written); model files
+are not kept.
 """
 
 import json
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,6 +24,7 @@ import yaml
 from tqdm import tqdm
 
 from sb3_gpg_bench.grid import run_grid
+from sb3_gpg_bench.load import run_watched
 
 N_EVALUATIONS = 20
 EVAL_EPISODES = 10
@@ -193,7 +194,7 @@ def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, byte
                    "-f", str(Path(scratch, "logs")), *conf,
                    *(["-params", *run.setting.params] if run.setting.params else [])]  # fmt: skip
         start = time.perf_counter()
-        result = subprocess.run(command, capture_output=True, text=True)
+        result, load, evaluation_times = run_watched(command, Path(scratch, "logs", run.setting.algo))
         wall_time = time.perf_counter() - start
         if result.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
@@ -209,6 +210,9 @@ def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, byte
             "n_timesteps": budget,
             "eval_seed": eval_seed,
             "machine": platform.node(),
+            # the machine's load through the run, and when each evaluation was written (seconds from the start)
+            "load": load,
+            "evaluation_wall_s": evaluation_times,
             "versions": {
                 "python": platform.python_version(),
                 **{name: _version(name) for name in ("torch", "stable_baselines3", "rl_zoo3", "sb3_gpg")},
