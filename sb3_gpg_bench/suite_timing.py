@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from sb3_gpg_bench.load import SAMPLE_EVERY_S
+
 FRACTIONS = (0.5, 0.9)
 Found = dict[tuple[str, str], dict[int, Path]]
 
@@ -177,13 +179,14 @@ def timing(
                          f"{_cell(params[(env_id, name)], 'd')} |")  # fmt: skip
     lines += ["", "Minibatch updates: n_epochs x rollouts x minibatches per rollout, from the run's entry and budget (PPO's "
               "target_kl may end epochs early). Load condition: the most other trainings running beside the run when "
-              "sampled (every 15 s); 'not recorded' for runs made before the record.", ""]  # fmt: skip
+              f"sampled (every {SAMPLE_EVERY_S:.0f} s); 'not recorded' for runs made before the record.", ""]  # fmt: skip
     score_lines, curves = _time_to_score(found, ppo_finals, floors, shared)
     lines += score_lines
     if any(curves.values()):
         _plot(curves, ppo_finals, floors, out / "time_to_score.png")
         lines += ["time_to_score.png: each run's evaluations against its wall time (the runs that recorded them).", ""]
     else:
+        (out / "time_to_score.png").unlink(missing_ok=True)  # an earlier report's, of other runs
         lines += ["No run recorded its evaluations' wall times: no plot of score against wall time.", ""]
     lines += _updates_statements(tasks, found, updates, params, wall_times(found, tasks))
     text = "\n".join(lines) + "\n"
