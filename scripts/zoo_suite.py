@@ -6,16 +6,19 @@ each algorithm's own hyperparameter file), keep each run's evaluations, and tabu
 Each run is one ``train`` subprocess with 20 evaluations over its budget (RL Zoo's ``EvalCallback``: 10 deterministic
 episodes each; in the ``zoo`` suite on evaluation envs seeded apart from training, ``--eval-seed`` = seed + 10000) and
 one torch thread. What a run leaves in ``--out/runs/<run>/`` is small: ``evaluations.npz``, the resolved
-hyperparameters (``config.yml``, ``args.yml``) and ``meta.json`` (command, wall time, versions). A finished run is not
-run again, so the same command resumes a grid; ``--jobs`` runs several at once, ``--ray-address`` submits them to a Ray
-cluster (``pip install 'sb3-gpg[ray]'``; ``local`` starts Ray on this machine).
+hyperparameters (``config.yml``, ``args.yml``) and ``meta.json`` (command, wall time, versions, the machine's load
+and the trainings beside the run, when each evaluation was written). A finished run is not run again, so the same
+command resumes a grid; ``--jobs`` runs several at once, ``--ray-address`` submits them to a Ray cluster
+(``pip install 'sb3-gpg[ray]'``; ``local`` starts Ray on this machine).
 
 - ``run``: the grid, then ``report`` of every finished run of the suite.
 - ``random``: the uniform-random policy's score on each task (100 episodes, seeds 10000 and up), into
   ``random_scores.json``: the floor of the PPO-normalised scores.
 - ``report`` (of the ``--envs``, ``--settings`` and ``--seeds`` given, all by default): ``table.md`` (per task and
-  setting: the final evaluation and the mean of the last five, mean ± std over seeds; wall time) and ``curves.png``;
-  with ``random_scores.json`` and PPO's runs, ``aggregate.md`` and ``profile.png`` (rliable: IQM with 95% stratified
+  setting: the final evaluation and the mean of the last five, mean ± std over seeds; wall time under the same load)
+  and ``curves.png``; ``timing.md`` (each run's wall time, load, minibatch updates and parameters; the time to 50% and
+  90% of PPO's final score) and, for runs that timed their evaluations, ``time_to_score.png``; with
+  ``random_scores.json`` and PPO's runs, ``aggregate.md`` and ``profile.png`` (rliable: IQM with 95% stratified
   bootstrap intervals, probability of improvement, performance profile; ``pip install 'sb3-gpg[suite]'``); and, when
   nothing is narrowed, ``headline.md`` (the README's table).
 
