@@ -5,6 +5,7 @@ Train GPG on a Gymnasium task with a progress bar, then evaluate it: ``python -m
 import argparse
 import time
 
+import torch as th
 from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG, __version__
@@ -37,11 +38,15 @@ def main(argv: list[str] | None = None) -> float:
     )
     parser.add_argument("--eval-episodes", type=int, default=20, help="episodes of the final evaluation")
     parser.add_argument("--save", metavar="PATH", help="save the trained model to PATH.zip")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (0: torch's default, one per core)")
     args = parser.parse_args(argv)
     try:
         check_env_id(args.env)
     except ValueError as error:  # one line and argparse's exit status, as for a bad option, rather than a traceback
         parser.exit(2, f"{parser.prog}: error: {error}\n")
+    # An MLP on CPU is fastest on one thread: more only contend, badly so on a busy machine (RL Zoo's --num-threads)
+    if args.threads > 0:
+        th.set_num_threads(args.threads)
 
     print(
         f"sb3-gpg {__version__}: training GPG on {args.env}, {args.timesteps} steps, {args.n_envs} env(s) "

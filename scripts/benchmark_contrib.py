@@ -19,26 +19,26 @@ mean +- std over seeds; training seconds per iteration; policy parameters; peak 
 """
 
 import argparse
-import multiprocessing
 import os
-import resource
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
-from sb3_gpg.experiments import (
+from sb3_gpg_bench.contrib import cell_row, cells, footprint, table_head, table_key
+from sb3_gpg_bench.experiments import (
     EVAL_NORMALIZE,
     MaskablePeriodicEvaluation,
     PeriodicEvaluation,
     make_envs,
     panel_grid,
     pyplot,
-    read_csv,
     write_csv,
 )
+from sb3_gpg_bench.grid import run_grid
 
 # sb3-contrib's test settings for the invalid-action envs (gamma 0.4, rollouts of 2,048 samples, PPO's other defaults);
 # Taxi: 8 envs x 256 steps, entropy bonus 0.01
@@ -154,11 +154,7 @@ def train_and_evaluate(family: str, env_id: str, algo: str, seed: int, overrides
         return dict(
             env=env_id, algo=algo, seed=seed, iteration=evaluation.iteration, env_steps=model.num_timesteps,
             train_seconds=round(evaluation.training_seconds, 2), eval_mean=evaluation.last_mean_reward,
-            eval_std=np.std(evaluation.episode_returns), invalid_actions=invalid[0],
-            parameters=sum(p.numel() for p in model.policy.parameters()),
-            peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            buffer_mb=round(sum(array.nbytes for array in vars(model.rollout_buffer).values()
-                                if isinstance(array, np.ndarray)) / 2**20, 2),
+            eval_std=np.std(evaluation.episode_returns), invalid_actions=invalid[0], **footprint(model, buffer_digits=2),
         )  # fmt: skip
 
     # With masks where the family has them (sb3-contrib's MaskableEvalCallback)
@@ -193,36 +189,22 @@ def timing(family: str, env_ids: list[str], algos: list[str], repeats: int) -> s
 
 def report(family: str, out: Path) -> str:
     algos = list(FAMILIES[family]["algos"])
-    runs = [read_csv(path) for path in sorted((out / "runs").glob("*.csv"))]
     lines = [
         f"# {family}: sb3_gpg beside sb3-contrib",
         "",
-        f"Deterministic evaluation{' with masks' if family == 'maskable' else ''}, {EVAL_EPISODES} episodes on separate "
-        "seeds; mean +- std over training seeds (n). *last 3*: mean of the last three evaluations; *s / iter*: "
-        "training wall time per iteration (rollout and update, one torch thread, two runs at a time on 2 cores); "
-        "*invalid*: invalid actions taken in training; *buffer MB*: the rollout buffer's arrays; *peak MB*: peak "
-        "resident memory of the run's process (python, torch and the envs included), mean over seeds.",
+        table_key(
+            f"Deterministic evaluation{' with masks' if family == 'maskable' else ''}, {EVAL_EPISODES} episodes on "
+            "separate seeds",
+            "invalid actions taken in training",
+            "one torch thread, two runs at a time on 2 cores",
+        ),
         "",
-        "| env | algo | n | final | last 3 | s / iter | invalid | parameters | buffer MB | peak MB |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        *table_head(["env", "algo", "n"]),
     ]
-    cells: dict[tuple[str, str], list[list[dict]]] = {}
-    for rows in runs:
-        cells.setdefault((rows[0]["env"], rows[0]["algo"]), []).append(rows)
-    for (env_id, algo), cell_runs in sorted(cells.items(), key=lambda item: (item[0][0], algos.index(item[0][1]))):
-        final = [rows[-1]["eval_mean"] for rows in cell_runs]
-        last = [np.mean([row["eval_mean"] for row in rows[-3:]]) for rows in cell_runs]
-        per_iteration = [float(rows[-1]["train_seconds"]) / rows[-1]["iteration"] for rows in cell_runs]
-        invalid = sum(int(rows[-1]["invalid_actions"]) for rows in cell_runs)
-        peak, buffer = (
-            np.mean([float(rows[-1].get(key, "nan")) for rows in cell_runs]) for key in ("peak_rss_mb", "buffer_mb")
-        )
-        lines.append(
-            f"| {env_id} | {algo} | {len(cell_runs)} | {np.mean(final):.1f} +- {np.std(final):.1f} | "
-            f"{np.mean(last):.1f} +- {np.std(last):.1f} | {np.mean(per_iteration):.3f} | {invalid} | "
-            f"{int(cell_runs[0][-1]['parameters'])} | {buffer:.2f} | {peak:.0f} |"
-        )
-    plot(cells, algos, out)
+    found = cells(out / "runs", algos)
+    for (env_id, algo), cell_runs in found:
+        lines.append(f"| {env_id} | {algo} | {len(cell_runs)} | {cell_row(cell_runs, 'invalid_actions', 1, 2)} |")
+    plot(dict(found), algos, out)
     return "\n".join(lines) + "\n"
 
 
@@ -276,27 +258,23 @@ def main() -> None:
         print(text)
         return
     if not args.report_only:
-        todo = [
-            (env_id, algo, seed)
-            for env_id in args.envs or family["envs"]
-            for algo in args.algos or family["algos"]
-            for seed in args.seeds
-            if not (out / "runs" / f"{env_id}__{algo}__seed{seed}.csv").exists()
-        ]
-        print(f"{len(todo)} runs to do on {args.jobs} process(es)", flush=True)
+        runs = [(env_id, algo, seed) for env_id in args.envs or family["envs"] for algo in args.algos or family["algos"]
+                for seed in args.seeds]  # fmt: skip
         overrides = {key: value for key, value in (("iterations", args.iterations), ("n_steps", args.n_steps)) if value}
         if args.iterations:
             overrides["eval_every"] = 1
         os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+        def csv_path(run: tuple[str, str, int]) -> Path:
+            return out / "runs" / "{}__{}__seed{}.csv".format(*run)
+
+        def keep(run: tuple[str, str, int], rows: list[dict]) -> None:
+            write_csv(csv_path(run), rows)
+            tqdm.write(f"{run[0]} {run[1]} seed {run[2]}: final {rows[-1]['eval_mean']:.1f}")
+
         # One process per run, so that each reports its own peak memory
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(args.jobs, mp_context=context, max_tasks_per_child=1) as pool:
-            futures = {pool.submit(train_and_evaluate, args.family, *run, overrides): run for run in todo}
-            for future in as_completed(futures):
-                env_id, algo, seed = futures[future]
-                rows = future.result()
-                write_csv(out / "runs" / f"{env_id}__{algo}__seed{seed}.csv", rows)
-                print(f"{env_id} {algo} seed {seed}: final {rows[-1]['eval_mean']:.1f}", flush=True)
+        train = partial(train_and_evaluate, args.family, overrides=overrides)
+        run_grid(runs, train, keep, lambda run: csv_path(run).exists(), args.jobs, "spawn")
     text = report(args.family, out)
     (out / "results.md").write_text(text)
     print(text)

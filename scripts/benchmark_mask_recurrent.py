@@ -22,20 +22,25 @@ memory) and the curves, <task>_iterations.png and <task>_steps.png.
 """
 
 import argparse
-import multiprocessing
 import os
-import resource
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
 from sb3_gpg.common.envs import MaskedCueEnv, MaskedTMazeEnv
 from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
-from sb3_gpg.experiments import MaskablePeriodicEvaluation, PeriodicEvaluation, make_envs, plots, read_csv, write_csv
+from sb3_gpg_bench.contrib import cell_row, cells, footprint, table_head, table_key
+from sb3_gpg_bench.experiments import (
+    MaskablePeriodicEvaluation,
+    PeriodicEvaluation,
+    make_envs,
+    plots,
+    write_csv,
+)
+from sb3_gpg_bench.grid import run_grid
 
 # MaskedCue: the learning test's settings (tests/test_gpg_mask_recurrent.py); the T-maze's episodes are longer (up to
 # 16 steps), so its rollouts are too, so that each holds several episodes per env
@@ -109,11 +114,7 @@ def train_and_evaluate(task: str, algo: str, seed: int, budget: int | None, eval
         return dict(
             env=task, algo=algo, n_envs=model.n_envs, seed=seed, iteration=evaluation.iteration,
             env_steps=model.num_timesteps, train_seconds=round(evaluation.training_seconds, 2),
-            eval_mean=evaluation.last_mean_reward, invalid_episodes=invalid.count,
-            parameters=sum(p.numel() for p in model.policy.parameters()),
-            buffer_mb=round(sum(array.nbytes for array in vars(model.rollout_buffer).values()
-                                if isinstance(array, np.ndarray)) / 2**20, 3),
-            peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            eval_mean=evaluation.last_mean_reward, invalid_episodes=invalid.count, **footprint(model, buffer_digits=3),
         )  # fmt: skip
 
     evaluation_class = {
@@ -130,7 +131,6 @@ def train_and_evaluate(task: str, algo: str, seed: int, budget: int | None, eval
 
 
 def report(out: Path) -> str:
-    runs = [read_csv(path) for path in sorted((out / "runs").glob("*.csv"))]
     lines = [
         "# MaskableRecurrentGPG beside MaskablePPO on stacked frames and RecurrentPPO",
         "",
@@ -140,30 +140,19 @@ def report(out: Path) -> str:
         f"{LSTM['lstm_hidden_size']}, then {LSTM['net_arch']} (RecurrentPPO with its critic LSTM, as by default); "
         f"MaskablePPO: {N_STACK} stacked observations, [64, 64].",
         "",
-        f"Deterministic evaluation, the same {EVAL_EPISODES} episodes each time, on separate seeds (scores from -1 to 1; "
-        "without memory 0 on average); mean +- std over training seeds (n). *last 3*: mean of the last three "
-        "evaluations; *s / iter*: training wall time per iteration (rollout and update, one torch thread); *invalid*: "
-        "training episodes an invalid action ended; *buffer MB*: the rollout buffer's arrays; *peak MB*: peak resident "
-        "memory of the run's process (python, torch and the envs included), mean over seeds.",
+        table_key(
+            f"Deterministic evaluation, the same {EVAL_EPISODES} episodes each time, on separate seeds (scores from -1 to "
+            "1; without memory 0 on average)",
+            "training episodes an invalid action ended",
+        ),
         "",
-        "| task | algo | n | env steps | final | last 3 | s / iter | invalid | parameters | buffer MB | peak MB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *table_head(["task", "algo", "n", "env steps"]),
     ]
-    cells: dict[tuple[str, str], list[list[dict]]] = {}
-    for rows in runs:
-        cells.setdefault((rows[0]["env"], rows[0]["algo"]), []).append(rows)
-    for (task, algo), cell_runs in sorted(cells.items(), key=lambda item: (item[0][0], ALGOS.index(item[0][1]))):
-        final = [rows[-1]["eval_mean"] for rows in cell_runs]
-        last = [np.mean([row["eval_mean"] for row in rows[-3:]]) for rows in cell_runs]
-        per_iteration = [float(rows[-1]["train_seconds"]) / rows[-1]["iteration"] for rows in cell_runs]
-        invalid = sum(int(rows[-1]["invalid_episodes"]) for rows in cell_runs)
-        buffer, peak = (np.mean([float(rows[-1][key]) for rows in cell_runs]) for key in ("buffer_mb", "peak_rss_mb"))
-        lines.append(
-            f"| {task} | {algo} | {len(cell_runs)} | {cell_runs[0][-1]['env_steps']} | {np.mean(final):.2f} +- "
-            f"{np.std(final):.2f} | {np.mean(last):.2f} +- {np.std(last):.2f} | {np.mean(per_iteration):.3f} | {invalid} | "
-            f"{cell_runs[0][-1]['parameters']} | {buffer:.3f} | {peak:.0f} |"
-        )
-    plots([row for rows in runs for row in rows], out)
+    found = cells(out / "runs", ALGOS)
+    for (task, algo), cell_runs in found:
+        steps = cell_runs[0][-1]["env_steps"]
+        lines.append(f"| {task} | {algo} | {len(cell_runs)} | {steps} | {cell_row(cell_runs, 'invalid_episodes', 2, 3)} |")
+    plots([row for _, runs in found for rows in runs for row in rows], out)
     return "\n".join(lines) + "\n"
 
 
@@ -180,24 +169,19 @@ def main() -> None:
     args = parser.parse_args()
     (args.out / "runs").mkdir(parents=True, exist_ok=True)
     if not args.report_only:
-        todo = [
-            (task, algo, seed)
-            for task in args.tasks
-            for algo in args.algos
-            for seed in args.seeds
-            if not (args.out / "runs" / f"{task}__{algo}__seed{seed}.csv").exists()
-        ]
+        runs = [(task, algo, seed) for task in args.tasks for algo in args.algos for seed in args.seeds]
         os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+        def csv_path(run: tuple[str, str, int]) -> Path:
+            return args.out / "runs" / "{}__{}__seed{}.csv".format(*run)
+
+        def keep(run: tuple[str, str, int], rows: list[dict]) -> None:
+            write_csv(csv_path(run), rows)
+            tqdm.write(f"{run[0]} {run[1]} seed {run[2]}: final {rows[-1]['eval_mean']:.2f}")
+
         # One process per run, so that each reports its own peak memory
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(args.jobs, mp_context=context, max_tasks_per_child=1) as pool:
-            futures = {pool.submit(train_and_evaluate, *run, args.budget, args.eval_every): run for run in todo}
-            progress = tqdm(as_completed(futures), total=len(futures), desc="runs", unit="run")
-            for future in progress:
-                task, algo, seed = futures[future]
-                rows = future.result()
-                write_csv(args.out / "runs" / f"{task}__{algo}__seed{seed}.csv", rows)
-                progress.write(f"{task} {algo} seed {seed}: final {rows[-1]['eval_mean']:.2f}")
+        train = partial(train_and_evaluate, budget=args.budget, eval_every=args.eval_every)
+        run_grid(runs, train, keep, lambda run: csv_path(run).exists(), args.jobs, "spawn")
     text = report(args.out)
     (args.out / "results.md").write_text(text)
     print(text)

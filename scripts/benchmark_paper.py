@@ -32,7 +32,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import CheckpointCallback
 from tqdm import tqdm
 
-from sb3_gpg.experiments import (
+from sb3_gpg_bench.experiments import (
     EVAL_NORMALIZE,
     SETTINGS,
     EpisodeSeeds,
@@ -54,6 +54,7 @@ from sb3_gpg.experiments import (
     shared_hyperparameters,
     write_csv,
 )
+from sb3_gpg_bench.grid import run_grid
 
 # CliffWalking has no time limit in gymnasium 1.x: training follows the paper (none); evaluation stops at 200 steps
 EVAL_ENV_KWARGS = {"CliffWalking-v1": {"max_episode_steps": 200}}
@@ -308,20 +309,22 @@ def verify(runs: list[tuple[str, str, int, int]], runs_dir: Path, settings: dict
     :return: whether every finished run reproduced
     """
     finished = [run for run in runs if run_file(runs_dir, run, "csv").exists()]
-    reproduced = 0
-    with tempfile.TemporaryDirectory() as scratch, ProcessPoolExecutor(jobs) as pool:
+    same_runs: list[bool] = []
+
+    def compare(run: tuple[str, str, int, int], _: None) -> None:
+        committed = read_csv(run_file(runs_dir, run, "csv"))[0]
+        again = read_csv(run_file(Path(scratch), run, "partial.csv"))[0]
+        same = again["iteration"] == committed["iteration"] and again["eval_mean"] == committed["eval_mean"]
+        same_runs.append(same)
+        tqdm.write(f"{run_name(*run)}: iteration {committed['iteration']}, committed {committed['eval_mean']!r}, "
+                   f"again {again['eval_mean']!r}: {'same' if same else 'DIFFERENT'}")  # fmt: skip
+
+    with tempfile.TemporaryDirectory() as scratch:
         scratch_settings = dict(settings, runs_dir=scratch, deadline=None, first_evaluation_only=True)
-        futures = {pool.submit(train_and_evaluate, *run, scratch_settings): run for run in finished}
-        for future in tqdm(as_completed(futures), total=len(futures), desc="verify"):
-            run = futures[future]
-            committed = read_csv(run_file(runs_dir, run, "csv"))[0]
-            again = read_csv(run_file(Path(scratch), run, "partial.csv"))[0]
-            same = again["iteration"] == committed["iteration"] and again["eval_mean"] == committed["eval_mean"]
-            reproduced += same
-            tqdm.write(f"{run_name(*run)}: iteration {committed['iteration']}, committed {committed['eval_mean']!r}, "
-                       f"again {again['eval_mean']!r}: {'same' if same else 'DIFFERENT'}")  # fmt: skip
-    print(f"{reproduced} of {len(finished)} finished runs reproduced their first evaluation")
-    return reproduced == len(finished)
+        train = partial(train_and_evaluate, args=scratch_settings)
+        run_grid(finished, train, compare, jobs=jobs, name=lambda run: run_name(*run))
+    print(f"{sum(same_runs)} of {len(finished)} finished runs reproduced their first evaluation")
+    return sum(same_runs) == len(finished)
 
 
 def main() -> None:
@@ -389,25 +392,26 @@ def main() -> None:
         (env_id, algo, n_envs, seed)
         for env_id, n_envs, seed, algo in itertools.product(args.envs, sorted(args.n_envs), args.seeds, args.algos)
     ]
-    todo = [run for run in runs if not run_file(runs_dir, run, "csv").exists()]
-    resuming = sum(run_file(runs_dir, run, "checkpoint.zip").exists() for run in todo)
-    print(f"{len(runs)} runs, {len(runs) - len(todo)} already done, {len(todo)} to run ({resuming} from a checkpoint) "
-          f"on {args.jobs} process(es)")  # fmt: skip
     if args.verify:
         sys.exit(0 if verify(runs, runs_dir, settings, args.jobs) else 1)
-    if args.report_only:
-        todo = []
+
+    def keep(run: tuple[str, str, int, int], rows: list[dict] | None) -> None:
+        if rows is None:
+            tqdm.write(f"{run_name(*run)}: stopped by --stop-after at its last checkpoint; the same command resumes it")
+            return
+        write_csv(run_file(runs_dir, run, "csv"), rows)
+        for suffix in CHECKPOINT_SUFFIXES:
+            run_file(runs_dir, run, suffix).unlink(missing_ok=True)
+
     start = time.perf_counter()
-    with ProcessPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(train_and_evaluate, *run, settings): run for run in todo}
-        for future in tqdm(as_completed(futures), total=len(futures), desc="runs"):
-            run, rows = futures[future], future.result()
-            if rows is None:
-                tqdm.write(f"{run_name(*run)}: stopped by --stop-after at its last checkpoint; the same command resumes it")
-                continue
-            write_csv(run_file(runs_dir, run, "csv"), rows)
-            for suffix in CHECKPOINT_SUFFIXES:
-                run_file(runs_dir, run, suffix).unlink(missing_ok=True)
+    if args.report_only:
+        done = sum(run_file(runs_dir, run, "csv").exists() for run in runs)
+        print(f"{len(runs)} runs, {done} already done, {len(runs) - done} to run; --report-only runs none")
+    else:
+        if resuming := sum(run_file(runs_dir, run, "checkpoint.zip").exists() for run in runs):
+            print(f"{resuming} run(s) resume from their checkpoint")
+        run_grid(runs, partial(train_and_evaluate, args=settings), keep, lambda run: run_file(runs_dir, run, "csv").exists(),
+                 args.jobs, name=lambda run: run_name(*run))  # fmt: skip
 
     # The folder's outputs cover every finished run in it, not only this invocation's: a subset (one seed, one env
     # count) would otherwise rewrite them without the rest

@@ -42,7 +42,7 @@ from tqdm import tqdm
 
 import sb3_gpg
 from sb3_gpg import GPG
-from sb3_gpg.experiments import make_envs
+from sb3_gpg_bench.experiments import make_envs
 
 # (env id, n_envs, binning, VecEnv): every backend at 16 envs; DummyVecEnv against EnvPool at 128 and 1,024 envs
 # (SubprocVecEnv starts one process per env, so 128 or 1,024 of them do not fit a 2-core machine), and EnvPool with two

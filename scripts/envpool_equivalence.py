@@ -30,7 +30,7 @@ from stable_baselines3.common.evaluation import evaluate_policy
 from tqdm import tqdm
 
 import sb3_gpg
-from sb3_gpg.experiments import make_envs, pyplot, read_csv, run_file
+from sb3_gpg_bench.experiments import make_envs, pyplot, read_csv, run_file
 
 # env id -> PPO training steps and n_envs: budgets at which the policy is good enough to matter (HalfCheetah runs, it
 # does not stand still) and its returns still vary between episodes

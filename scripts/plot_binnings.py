@@ -20,7 +20,7 @@ import numpy as np
 
 from sb3_gpg.estimator.binning import bin_keys, check_bin_size
 from sb3_gpg.estimator.group_baseline import first_visit_bins
-from sb3_gpg.experiments import pyplot
+from sb3_gpg_bench.experiments import pyplot
 
 N_ENVS, N_STEPS = 3, 30
 # (binning, bin_size, what the panel says about it)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sb3_gpg.experiments import finished_runs, plots, read_csv
+from sb3_gpg_bench.experiments import finished_runs, plots, read_csv
 
 VARIANTS = ["gpg", "gpg_bootstrap", "gpg_time_mask", "gpg_bin_std", "gpg_loo_min2", "gpg_bootstrap_bin_std",
             "gpg_bootstrap_loo_min2"]  # fmt: skip

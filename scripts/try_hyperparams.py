@@ -22,7 +22,7 @@ import torch as th
 from stable_baselines3.common.utils import LinearSchedule
 
 from sb3_gpg import GPG
-from sb3_gpg.experiments import EVAL_NORMALIZE, PeriodicEvaluation, make_envs
+from sb3_gpg_bench.experiments import EVAL_NORMALIZE, PeriodicEvaluation, make_envs
 
 
 def main() -> None:

@@ -1,21 +1,24 @@
 """
 Run a grid of RL Zoo trainings the way an RL Zoo user does (``python -m sb3_gpg.train``, i.e. ``sb3-gpg train``, with
 each algorithm's own hyperparameter file), keep each run's evaluations, and tabulate and plot them
-(``sb3_gpg.zoo.suite`` runs, ``sb3_gpg.zoo.suite_report`` reports).
+(``sb3_gpg_bench.suite`` runs, ``sb3_gpg_bench.suite_report`` reports).
 
 Each run is one ``train`` subprocess with 20 evaluations over its budget (RL Zoo's ``EvalCallback``: 10 deterministic
 episodes each; in the ``zoo`` suite on evaluation envs seeded apart from training, ``--eval-seed`` = seed + 10000) and
 one torch thread. What a run leaves in ``--out/runs/<run>/`` is small: ``evaluations.npz``, the resolved
-hyperparameters (``config.yml``, ``args.yml``) and ``meta.json`` (command, wall time, versions). A finished run is not
-run again, so the same command resumes a grid; ``--jobs`` runs several at once, ``--ray-address`` submits them to a Ray
-cluster (``pip install 'sb3-gpg[ray]'``; ``local`` starts Ray on this machine).
+hyperparameters (``config.yml``, ``args.yml``) and ``meta.json`` (command, wall time, versions, the machine's load
+and the trainings beside the run, when each evaluation was written). A finished run is not run again, so the same
+command resumes a grid; ``--jobs`` runs several at once, ``--ray-address`` submits them to a Ray cluster
+(``pip install 'sb3-gpg[ray]'``; ``local`` starts Ray on this machine).
 
 - ``run``: the grid, then ``report`` of every finished run of the suite.
 - ``random``: the uniform-random policy's score on each task (100 episodes, seeds 10000 and up), into
   ``random_scores.json``: the floor of the PPO-normalised scores.
 - ``report`` (of the ``--envs``, ``--settings`` and ``--seeds`` given, all by default): ``table.md`` (per task and
-  setting: the final evaluation and the mean of the last five, mean ± std over seeds; wall time) and ``curves.png``;
-  with ``random_scores.json`` and PPO's runs, ``aggregate.md`` and ``profile.png`` (rliable: IQM with 95% stratified
+  setting: the final evaluation and the mean of the last five, mean ± std over seeds; wall time under the same load)
+  and ``curves.png``; ``timing.md`` (each run's wall time, load, minibatch updates and parameters; the time to 50% and
+  90% of PPO's final score) and, for runs that timed their evaluations, ``time_to_score.png``; with
+  ``random_scores.json`` and PPO's runs, ``aggregate.md`` and ``profile.png`` (rliable: IQM with 95% stratified
   bootstrap intervals, probability of improvement, performance profile; ``pip install 'sb3-gpg[suite]'``); and, when
   nothing is narrowed, ``headline.md`` (the README's table).
 
@@ -32,8 +35,8 @@ import argparse
 import json
 from pathlib import Path
 
-from sb3_gpg.zoo.suite import SUITES, Run, random_scores, run_grid
-from sb3_gpg.zoo.suite_report import report
+from sb3_gpg_bench.suite import SUITES, Run, random_scores, run_suite
+from sb3_gpg_bench.suite_report import report
 
 RANDOM_SEED = 10_000
 
@@ -71,7 +74,7 @@ def main() -> None:
         path.write_text(json.dumps(measured, indent=1) + "\n")
     if args.command == "run":
         runs = [Run(env_id, setting, seed) for seed in args.seeds for env_id in tasks for setting in settings]
-        run_grid(runs, args.out, suite.eval_seed_offset, args.budget, args.jobs, args.ray_address)
+        run_suite(runs, args.out, suite.eval_seed_offset, args.budget, args.jobs, args.ray_address)
     if args.command == "report":
         # None where not narrowed: a report of the whole grid also writes the README's table
         print(report(suite, args.out, tasks if args.envs else None, args.settings, args.seeds))

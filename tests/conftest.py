@@ -22,6 +22,10 @@ from sb3_gpg.estimator.binning import BINNINGS
 from sb3_gpg.estimator.returns import episode_times
 from tests.reference import ReferenceGPG
 
+# The tests' MLPs on CPU, as the main job and the scripts: one torch thread is fastest, more only contend for the
+# cores (many times slower on a busy machine)
+th.set_num_threads(1)
+
 
 def modulo_binning(obs, t):
     """A custom binning: parity of the episode time and sign of the first coordinate."""

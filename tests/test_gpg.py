@@ -444,7 +444,7 @@ def shipped_and_paper_settings():
 
     import yaml
 
-    from sb3_gpg.experiments import shared_hyperparameters
+    from sb3_gpg_bench.experiments import shared_hyperparameters
 
     repository = Path(__file__).resolve().parents[1]
     entries = yaml.safe_load((repository / "sb3_gpg" / "hyperparams" / "gpg.yml").read_text())

@@ -9,16 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.stats
 import torch as th
 import yaml
 from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG
-from sb3_gpg.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
 from sb3_gpg.zoo.registry import check_gpg_hyperparams
-from sb3_gpg.zoo.suite import SUITES, Run, Setting, Suite, budget_of, finished, random_scores, run_grid, zoo_entry
-from sb3_gpg.zoo.suite_report import report
+from sb3_gpg_bench.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
+from sb3_gpg_bench.suite import SUITES, Run, Setting, budget_of, finished, random_scores, run_suite, zoo_entry
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -80,7 +78,7 @@ def test_paper_benchmark_stops_at_a_checkpoint_and_resumes(tmp_path):
 
     # Resumed with a budget of two more iterations
     output = run(*args, "--iterations", str(stopped_at + 2), cwd=tmp_path)
-    assert "1 to run (1 from a checkpoint)" in output
+    assert "1 run(s) resume from their checkpoint" in output and "1 to run" in output
     curve = [line.split(",") for line in (runs / f"{name}.csv").read_text().splitlines()]
     assert curve[0][-2:] == ["eval_mean", "resumed_at"]
     assert [int(row[4]) for row in curve[1:]] == list(range(2, stopped_at + 3, 2))
@@ -142,6 +140,19 @@ def test_main_job_trains_evaluates_and_saves(tmp_path):
     output = run("-m", "sb3_gpg", "--timesteps", "256", "--eval-episodes", "2", "--save", "model", cwd=tmp_path)
     assert "training GPG on CartPole-v1, 256 steps" in output and "Evaluation over 2 episodes" in output
     assert (tmp_path / "model.zip").stat().st_size > 1_000
+
+
+def test_main_job_trains_on_one_torch_thread_unless_told_otherwise():
+    from sb3_gpg.__main__ import main
+
+    try:
+        th.set_num_threads(2)
+        main(["--timesteps", "64", "--eval-episodes", "1"])
+        assert th.get_num_threads() == 1
+        main(["--timesteps", "64", "--eval-episodes", "1", "--threads", "2"])
+        assert th.get_num_threads() == 2
+    finally:
+        th.set_num_threads(1)
 
 
 def test_main_job_on_envpool(tmp_path):
@@ -229,11 +240,11 @@ def test_paper_benchmark_lr_schedule_override():
 def test_contrib_benchmark_smoke(tmp_path, family, envs, algos):
     args = [str(SCRIPTS / "benchmark_contrib.py"), "--family", family, "--envs", *envs, "--algos", *algos, "--seeds", "0",
             "--jobs", "1", "--iterations", "2", "--n-steps", "16", "--out", "out"]  # fmt: skip
-    assert f"{2 * len(envs)} runs to do" in run(*args, cwd=tmp_path)
+    assert f"{2 * len(envs)} runs, 0 already done, {2 * len(envs)} to run" in run(*args, cwd=tmp_path)
     results = (tmp_path / "out" / "results.md").read_text()
     assert all(f"| {env} | {algo} | 1 |" in results for env in envs for algo in algos)
     assert (tmp_path / "out" / "curves.png").stat().st_size > 10_000
-    assert "0 runs to do" in run(*args, cwd=tmp_path)
+    assert "already done, 0 to run" in run(*args, cwd=tmp_path)
 
 
 def test_long_horizon_study_compares_with_ppo_on_the_same_seeds():
@@ -270,6 +281,11 @@ def test_zoo_suite_runs_resumes_and_reports_a_tiny_grid(tmp_path):
         assert len(evaluations["results"]) >= 20 and evaluations["results"].shape[1] == 10
         saved_args = yaml.load((tmp_path / "out" / "runs" / name / "args.yml").read_text(), Loader=yaml.UnsafeLoader)
         assert dict(saved_args)["seed"] == 100 and dict(saved_args)["eval_seed"] == 10_100  # evaluated apart
+        # when each evaluation was written, and the machine's load through the run
+        meta = json.loads((tmp_path / "out" / "runs" / name / "meta.json").read_text())
+        assert len(meta["evaluation_wall_s"]) == len(evaluations["timesteps"])
+        assert 0 < meta["evaluation_wall_s"][0] <= meta["evaluation_wall_s"][-1] <= meta["wall_time_s"] + 1
+        assert meta["load"]["runs_beside_max"] >= 0 and len(meta["load"]["samples"]) >= 1
     assert (
         "- - - baseline\n    - linear"
         in (tmp_path / "out" / "runs" / "CartPole-v1__gpg_linear__seed100" / "config.yml").read_text()
@@ -308,97 +324,17 @@ def test_random_policy_scores_are_seeded_episodes_of_uniform_actions():
     assert scores["CartPole-v1"]["episodes"] == 20
 
 
-def fake_run(out, name, final_returns, wall_time_s=60.0):
-    """A finished run whose evaluations rise to ``final_returns`` (one per episode) at the last of 20."""
-    folder = out / "runs" / name
-    folder.mkdir(parents=True)
-    results = np.linspace(0.0, 1.0, 20)[:, None] * np.asarray(final_returns, float)[None, :]
-    np.savez(folder / "evaluations.npz", timesteps=np.arange(1, 21) * 100, results=results)
-    (folder / "meta.json").write_text(json.dumps({"wall_time_s": wall_time_s}))
-
-
-def test_zoo_suite_report_normalises_by_ppo_and_random_and_aggregates_with_rliable(tmp_path):
-    pytest.importorskip("rliable")
-    out = tmp_path / "out"
-    suite = Suite(["CartPole-v1", "Pendulum-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
-    ppo = {"CartPole-v1": [500.0, 400.0], "Pendulum-v1": [-200.0, -300.0]}
-    gpg = {"CartPole-v1": [450.0, 500.0], "Pendulum-v1": [-600.0, -250.0]}
-    random = {"CartPole-v1": 20.0, "Pendulum-v1": -1200.0}
-    for seed in (0, 1):
-        for env_id in suite.tasks:
-            fake_run(out, f"{env_id}__ppo__seed{seed}", [ppo[env_id][seed]] * 10)
-            fake_run(out, f"{env_id}__gpg__seed{seed}", [gpg[env_id][seed]] * 10, wall_time_s=30.0)
-    (out / "random_scores.json").write_text(json.dumps({env_id: {"mean": value} for env_id, value in random.items()}))
-    text = report(suite, out)
-    # By hand: PPO's means 450 and -250; GPG's normalised scores 430/430, 480/430 and 600/950, 950/950
-    normalised = np.array([[430 / 430, 600 / 950], [480 / 430, 950 / 950]])
-    assert f"| CartPole-v1 | gpg | 2 | 475.0 ± 25.0 | {np.linspace(0, 1, 20)[-5:].mean() * 475:.1f} ± " in text
-    assert "| CartPole-v1 | gpg | 2 |" in text and "| 1.06 | 0.5 |" in text  # 475 / 450; 30 s in minutes
-    assert f"{normalised[:, 0].mean():.2f} ± {normalised[:, 0].std():.2f}" in (out / "aggregate.md").read_text()
-    iqm = scipy.stats.trim_mean(normalised.ravel(), 0.25)
-    assert f"| gpg | 2 | {iqm:.2f} [" in text
-    # P(GPG > PPO) per task over the 4 pairs of runs (a tie counts half), averaged: CartPole 2.5 (GPG 1.0 and 1.12
-    # against PPO 1.12 and 0.88), Pendulum 1 (0.63 and 1.0 against 1.05 and 0.95): (0.625 + 0.25) / 2
-    (aggregate_row,) = [line for line in text.splitlines() if line.startswith("| gpg | 2 |")]
-    assert aggregate_row.split("|")[5].strip().startswith("0.44 [")
-    assert (out / "profile.png").stat().st_size > 10_000 and (out / "curves.png").stat().st_size > 10_000
-    # the README's table: final evaluations with their seeds; GPG's normalised means of the final evaluations and of
-    # the last fives (each run's last five are a fraction of its final one); wall times in minutes
-    last_five = np.linspace(0, 1, 20)[-5:].mean()
-    cartpole_last_five = np.mean([(last_five * value - 20) / (last_five * 450 - 20) for value in gpg["CartPole-v1"]])
-    assert (
-        f"| CartPole-v1 | 450.0 ± 50.0 (2) | 475.0 ± 25.0 (2) | {normalised[:, 0].mean():.2f}; {cartpole_last_five:.2f} | "
-        "1.0 / 0.5 |" in (out / "headline.md").read_text()
-    )
-    summary = "Across 2 tasks (CartPole-v1, Pendulum-v1), with 95% stratified bootstrap intervals: GPG's IQM of"
-    assert f"{summary} PPO-normalised final scores {iqm:.2f} [" in (out / "headline.md").read_text()
-    # the same runs give the same intervals, and the report leaves NumPy's global generator as it found it
-    before = np.random.get_state()[1].copy()
-    assert report(suite, out) == text
-    np.testing.assert_array_equal(np.random.get_state()[1], before)
-
-
 def test_zoo_suite_keeps_the_runs_that_finish_when_one_fails(tmp_path):
     bad = Setting("bad", "gpg", ("binning:'nonsense'",))
     runs = [Run("CartPole-v1", bad, 100), Run("CartPole-v1", Setting("ppo", "ppo"), 100)]
     with pytest.raises(RuntimeError, match=r"1 of 2 runs failed:\nCartPole-v1__bad__seed100: .*binning"):
-        run_grid(runs, tmp_path, eval_seed_offset=10_000, budget=400)
+        run_suite(runs, tmp_path, eval_seed_offset=10_000, budget=400)
     assert json.loads((tmp_path / "runs" / "CartPole-v1__ppo__seed100" / "meta.json").read_text())["eval_seed"] == 10_100
     assert not (tmp_path / "runs" / "CartPole-v1__bad__seed100").exists()
     # A finished run is kept only for the grid it was run for
     assert finished(runs[1], tmp_path, 10_000, 400)
     with pytest.raises(ValueError, match="ran 400 steps with evaluation seed 10100, this grid asks for 800 and 10100"):
         finished(runs[1], tmp_path, 10_000, 800)
-
-
-def test_zoo_suite_report_leaves_out_tasks_where_ppo_is_not_above_random(tmp_path):
-    pytest.importorskip("rliable")
-    suite = Suite(["CartPole-v1", "Acrobot-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
-    for seed in (0, 1):
-        fake_run(tmp_path, f"CartPole-v1__ppo__seed{seed}", [400.0] * 10)
-        fake_run(tmp_path, f"CartPole-v1__gpg__seed{seed}", [300.0] * 10)
-        fake_run(tmp_path, f"Acrobot-v1__ppo__seed{seed}", [-500.0] * 10)  # never swings up: the random policy's score
-        fake_run(tmp_path, f"Acrobot-v1__gpg__seed{seed}", [-100.0] * 10)
-    (tmp_path / "random_scores.json").write_text(json.dumps({"CartPole-v1": {"mean": 20.0}}))
-    with pytest.raises(KeyError, match="no score for Acrobot-v1: measure it with the 'random' command"):
-        report(suite, tmp_path)
-    (tmp_path / "random_scores.json").write_text(json.dumps({"CartPole-v1": {"mean": 20.0}, "Acrobot-v1": {"mean": -495.0}}))
-    text = report(suite, tmp_path)
-    assert "Left out, where PPO's mean is not above the random policy's: Acrobot-v1." in text
-    assert "Across 1 tasks (CartPole-v1)" in text and f"| gpg | 2 | {280 / 380:.2f} [" in text
-    assert "| Acrobot-v1 | gpg | 2 | -100.0 ± 0.0 |" in text and "| +400.0 |" in text  # a difference, not a ratio
-    # The README's table: Acrobot's final scores are not normalised ("-"), its last fives are (each a fraction of the
-    # final one: PPO's is above the random policy's)
-    last_five = np.linspace(0, 1, 20)[-5:].mean()
-    acrobot = (last_five * -100 + 495) / (last_five * -500 + 495)
-    assert (
-        f"| Acrobot-v1 | -500.0 ± 0.0 (2) | -100.0 ± 0.0 (2) | -; {acrobot:.2f} | 1.0 / 1.0 |"
-        in (tmp_path / "headline.md").read_text()
-    )
-    # a report of part of the grid leaves the README's table alone
-    (tmp_path / "headline.md").unlink()
-    report(suite, tmp_path, tasks=["CartPole-v1"])
-    assert not (tmp_path / "headline.md").exists()
 
 
 def test_readme_shows_the_zoo_suites_table_as_reported():

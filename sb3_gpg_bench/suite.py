@@ -1,22 +1,20 @@
 """
 Grids of RL Zoo trainings run the way an RL Zoo user runs them (``python -m sb3_gpg.train``, i.e. ``sb3-gpg train``,
 each algorithm with its own hyperparameter file), on this machine's cores or on a Ray cluster; ``scripts/zoo_suite.py``
-is their command line and ``sb3_gpg.zoo.suite_report`` their tables and plots.
+is their command line and ``sb3_gpg_bench.suite_report`` their tables and plots.
 
 Each run is one ``train`` subprocess with ``N_EVALUATIONS`` evaluations over its budget (RL Zoo's ``EvalCallback``:
 ``EVAL_EPISODES`` deterministic episodes each) and one torch thread. What a run leaves in ``<out>/runs/<run>/`` is
 small: RL Zoo's ``evaluations.npz``, the resolved hyperparameters (``config.yml``, ``args.yml``) and ``meta.json``
-(command, wall time, versions); model files are not kept.
+(command, wall time, versions, the machine's load through the run and when each evaluation was written); model files
+are not kept.
 """
 
 import json
 import platform
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -24,6 +22,9 @@ import gymnasium as gym
 import numpy as np
 import yaml
 from tqdm import tqdm
+
+from sb3_gpg_bench.grid import run_grid
+from sb3_gpg_bench.load import run_watched
 
 N_EVALUATIONS = 20
 EVAL_EPISODES = 10
@@ -124,9 +125,9 @@ ZOO_TUNING = [
 ]
 SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'",))]
 SUITES = {
-    # GPG against RL Zoo's own PPO, each with its own entry, evaluated on seeds apart from training (issue #33)
+    # GPG against RL Zoo's own PPO, each with its own entry, evaluated on seeds apart from training
     "zoo": Suite(ZOO_TASKS, [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000),
-    # issue #32's first look: GPG's estimator options against the time bins and RL Zoo's PPO
+    # the first look at GPG's state-aware estimator options against the time bins and RL Zoo's PPO
     "state_aware": Suite(STATE_AWARE_TASKS, STATE_AWARE, "gpg_bins_lambda1.0", None),
     # the tuning of gpg.yml's entries for the zoo suite, on seeds 100 and above
     "zoo_tuning": Suite(ZOO_TASKS, ZOO_TUNING, "gpg", 10_000),
@@ -193,7 +194,7 @@ def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, byte
                    "-f", str(Path(scratch, "logs")), *conf,
                    *(["-params", *run.setting.params] if run.setting.params else [])]  # fmt: skip
         start = time.perf_counter()
-        result = subprocess.run(command, capture_output=True, text=True)
+        result, load, evaluation_times = run_watched(command, Path(scratch, "logs", run.setting.algo))
         wall_time = time.perf_counter() - start
         if result.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
@@ -209,6 +210,9 @@ def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, byte
             "n_timesteps": budget,
             "eval_seed": eval_seed,
             "machine": platform.node(),
+            # the machine's load through the run, and when each evaluation was written (seconds from the start)
+            "load": load,
+            "evaluation_wall_s": evaluation_times,
             "versions": {
                 "python": platform.python_version(),
                 **{name: _version(name) for name in ("torch", "stable_baselines3", "rl_zoo3", "sb3_gpg")},
@@ -241,7 +245,7 @@ def finished(run: Run, out: Path, eval_seed_offset: int | None, budget: int) -> 
     return True
 
 
-def run_grid(
+def run_suite(
     runs: list[Run],
     out: Path,
     eval_seed_offset: int | None,
@@ -250,78 +254,29 @@ def run_grid(
     ray_address: str | None = None,
 ) -> None:
     """
-    Run the runs of the grid that have not finished (no ``meta.json``) and write each one's files as it finishes: a
-    stopped grid resumes where it was. PPO's runs go first (RL Zoo's PPO entries are the longest). A run that fails
-    does not stop the others; the failures are raised together at the end.
+    Run the runs of the grid that have not finished (no ``meta.json``) and write each one's files as it finishes
+    (``run_grid``). PPO's runs go first (RL Zoo's PPO entries are the longest).
 
     :param budget: steps per run; None: RL Zoo's PPO budget for the env (``budget_of``)
-    :param jobs: runs at once on this machine (without ``ray_address``)
-    :param ray_address: a Ray cluster to submit the runs to (``auto``, ``ray://host:10001``; ``local`` starts one
-        here), one CPU each; its workers need the same packages installed
+    :param jobs: runs at once on this machine (without ``ray_address``), each a ``train`` subprocess
+    :param ray_address: a Ray cluster to submit the runs to, one CPU each (``run_grid``)
     :raises RuntimeError: naming the runs that failed, with the end of their output
     """
-    if jobs < 1:
-        raise ValueError(f"jobs={jobs}: at least one run at a time")
-    budgets = {run: budget_of(run.env_id, budget) for run in runs}
-    todo = [run for run in runs if not finished(run, out, eval_seed_offset, budgets[run])]
-    todo.sort(key=lambda run: run.setting.algo != "ppo")
-    where = f"on Ray ({ray_address})" if ray_address else f"{jobs} at a time"
-    print(f"{len(runs)} runs, {len(runs) - len(todo)} already done, {len(todo)} to run, {where}")
-    tasks = [(run, eval_seed_offset, budgets[run]) for run in todo]
-    results = _ray_results(tasks, ray_address) if ray_address else _local_results(tasks, jobs)
-    failures = []
-    for run, files in tqdm(results, total=len(todo), desc="runs"):
-        if isinstance(files, Exception):
-            failures.append(f"{run.name}: {files}")
-            tqdm.write(f"{run.name}: failed")
-            continue
-        folder = out / "runs" / run.name
+    tasks = [(run, eval_seed_offset, budget_of(run.env_id, budget)) for run in runs]
+    tasks.sort(key=lambda task: task[0].setting.algo != "ppo")
+
+    def keep(task: tuple[Run, int | None, int], files: dict[str, bytes]) -> None:
+        folder = out / "runs" / task[0].name
         folder.mkdir(parents=True, exist_ok=True)
         for name in RUN_FILES[:-1]:
             (folder / name).write_bytes(files[name])
         # meta.json marks the run finished: written whole or not at all
         (folder / "meta.json.tmp").write_bytes(files["meta.json"])
         (folder / "meta.json.tmp").replace(folder / "meta.json")
-        tqdm.write(f"{run.name}: {folder}")
-    if failures:
-        raise RuntimeError(f"{len(failures)} of {len(todo)} runs failed:\n" + "\n".join(failures))
+        tqdm.write(f"{task[0].name}: {folder}")
 
-
-Task = tuple[Run, int | None, int]
-
-
-def _local_results(tasks: list[Task], jobs: int) -> Iterable[tuple[Run, dict[str, bytes] | Exception]]:
-    """
-    :return: each run with its files (or its error), in the order they finish, from ``jobs`` threads
-    """
-    with ThreadPoolExecutor(jobs) as pool:
-        futures = {pool.submit(train, *task): task[0] for task in tasks}
-        for future in as_completed(futures):
-            error = future.exception()
-            yield futures[future], error if isinstance(error, Exception) else future.result()
-
-
-def _ray_results(tasks: list[Task], address: str) -> Iterable[tuple[Run, dict[str, bytes] | Exception]]:
-    """
-    :param address: ``ray.init``'s address; ``local`` starts a Ray instance on this machine
-    :return: each run with its files (or its error), in the order they finish, one Ray task (one CPU) each
-    """
-    try:
-        import ray
-    except ImportError:
-        raise ImportError("--ray-address needs Ray: pip install 'sb3-gpg[ray]'") from None
-
-    if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    remote_train = ray.remote(num_cpus=1, max_retries=0)(train)
-    pending = {remote_train.remote(*task): task[0] for task in tasks}
-    while pending:
-        (done,), _ = ray.wait(list(pending), num_returns=1)
-        run = pending.pop(done)
-        try:
-            yield run, ray.get(done)
-        except ray.exceptions.RayTaskError as error:
-            yield run, error
+    run_grid(tasks, train, keep, lambda task: finished(task[0], out, *task[1:]), jobs, "thread", ray_address,
+             name=lambda task: task[0].name)  # fmt: skip
 
 
 def random_scores(tasks: list[str], seed: int, n_episodes: int = 100) -> dict[str, dict[str, Any]]:

@@ -1,8 +1,10 @@
 """
-Tables and plots of a grid run by ``sb3_gpg.zoo.suite``: per task and setting (``table.md``, ``curves.png``) and, for
+Tables and plots of a grid run by ``sb3_gpg_bench.suite``: per task and setting (``table.md``, ``curves.png``) and, for
 a grid against PPO with the random policy's scores measured, the aggregate across tasks the rliable way
 (``aggregate.md``, ``profile.png``): PPO-normalised scores, the interquartile mean with its 95% stratified bootstrap
 interval, the probability of improvement and the performance profile; and the README's table (``headline.md``).
+Wall times are compared only under the same load, beside each run's updates, parameters and time to score
+(``sb3_gpg_bench.suite_timing``: ``timing.md``, ``time_to_score.png``).
 
 A run's score is its last evaluation; the mean of its last five evaluations is reported beside it.
 """
@@ -15,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sb3_gpg.zoo.suite import Run, Suite
+from sb3_gpg_bench.suite import Run, Suite
+from sb3_gpg_bench.suite_timing import timing, wall_time_note, wall_times
 
 BOOTSTRAP_REPS = 2000
 
@@ -59,10 +62,6 @@ def scores(runs: dict[int, Path]) -> tuple[dict[int, float], dict[int, float]]:
     }
 
 
-def wall_time_min(runs: dict[int, Path]) -> float:
-    return float(np.mean([json.loads((folder / "meta.json").read_text())["wall_time_s"] / 60 for folder in runs.values()]))
-
-
 def report(
     suite: Suite, out: Path, tasks: list[str] | None = None, settings: list[str] | None = None, seeds: list[int] | None = None
 ) -> str:
@@ -82,11 +81,12 @@ def report(
         return f"No finished runs of these tasks in {out / 'runs'}.\n"
     lines = [
         f"| task | setting | seeds | final evaluation | mean of last five | vs {suite.reference} (same seeds; ratio, "
-        "or difference where its mean is not positive) | wall time (min) |",
+        "or difference where its mean is not positive) | wall time (min), same load |",
         "|---|---|---|---|---|---|---|",
     ]
     # per (task, setting): the final evaluations and the means of the last five, by seed; read once
     scored = {key: scores(runs) for key, runs in found.items()}
+    wall = wall_times(found, tasks)
     for env_id in tasks:
         reference = scored[(env_id, suite.reference)][0] if (env_id, suite.reference) in scored else {}
         for setting in suite.settings:
@@ -102,9 +102,9 @@ def report(
                 ratio = f"{own_mean / reference_mean:.2f}" if reference_mean > 0 else f"{own_mean - reference_mean:+.1f}"
             lines.append(
                 f"| {env_id} | {setting.name} | {len(runs)} | {_mean_std(final)} | {_mean_std(last_five)} | {ratio} | "
-                f"{wall_time_min(runs):.1f} |"
+                f"{_minutes(wall[(env_id, setting.name)])} |"
             )
-    table = "\n".join(lines) + "\n"
+    table = "\n".join(lines) + "\n\n" + wall_time_note(found) + "\n"
     (out / "table.md").write_text(table)
     plot_curves(found, tasks, suite.reference, out / "curves.png")
     if (out / "random_scores.json").exists() and any(key[1] == "ppo" for key in found):
@@ -116,8 +116,12 @@ def report(
         text, summary = aggregate(suite, out, tasks, per_metric, left_out)
         table += "\n" + text
         if whole_grid:
-            headline(suite, out, tasks, found, scored, per_metric, summary)
-    return table
+            headline(suite, out, tasks, found, scored, per_metric, summary, wall)
+    ppo_finals = {task: float(np.mean(list(scored[(task, "ppo")][0].values()))) for task in tasks if (task, "ppo") in found}
+    random = json.loads((out / "random_scores.json").read_text()) if (out / "random_scores.json").exists() else {}
+    floors = {task: random.get(task, {}).get("mean", 0.0) for task in tasks}
+    algos = {setting.name: setting.algo for setting in suite.settings}
+    return table + "\n" + timing(out, tasks, found, algos, ppo_finals, floors)
 
 
 def headline(
@@ -128,16 +132,19 @@ def headline(
     scored: dict,
     per_metric: dict[int, dict[str, dict[str, dict[int, float]]]],
     summary: str,
+    wall: dict[tuple[str, str], float | None],
 ) -> str:
     """
     Write ``headline.md``, what the README shows (written by a report of the whole grid only): per task each setting's
     final evaluation (mean ± std, seeds), the others' PPO-normalised mean (of the final evaluations; of the means of
-    the last five) and the wall time per run, then the aggregate's summary.
+    the last five) and the wall time per run under the same load, then the aggregate's summary and what the wall times
+    are.
 
     :param found: per (task, setting name), the finished runs' folders by seed
     :param scored: per (task, setting name), ``scores`` of its runs
     :param per_metric: per metric (0: final evaluation, 1: mean of the last five), ``normalised``'s scores
     :param summary: the aggregate in a sentence (``aggregate``)
+    :param wall: per (task, setting name), the wall time per run (min) under the task's shared load (``wall_times``)
     :return: the text
     """
     names = [setting.name for setting in suite.settings if any((env_id, setting.name) in found for env_id in tasks)]
@@ -157,11 +164,15 @@ def headline(
             means = [per_metric[metric].get(name, {}).get(env_id) for metric in (0, 1)]
             # "-": PPO's mean not above the random policy's on that metric, so no scale to normalise by
             cells.append("; ".join("-" if mean is None else f"{np.mean(list(mean.values())):.2f}" for mean in means))
-        times = [f"{wall_time_min(found[(env_id, name)]):.1f}" if (env_id, name) in found else "-" for name in names]
+        times = [_minutes(wall.get((env_id, name))) for name in names]
         lines.append(f"| {env_id} | " + " | ".join(cells) + f" | {' / '.join(times)} |")
-    text = "\n".join(lines) + "\n" + (f"\n{summary}\n" if summary else "")
+    text = "\n".join(lines) + "\n" + (f"\n{summary}\n" if summary else "") + f"\n{wall_time_note(found)}\n"
     (out / "headline.md").write_text(text)
     return text
+
+
+def _minutes(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
 
 
 def _mean_std(values: dict[int, float], digits: int = 1) -> str:

@@ -1,7 +1,7 @@
 """
 What the benchmark scripts of ``scripts/`` share: the paper's shared hyperparameters, the vectorised envs, periodic
-evaluation through SB3's EvalCallback, the run files (CSV) and their plots. Not part of the algorithms' API;
-matplotlib (not a dependency of the package) is imported only where a plot is drawn.
+evaluation through SB3's EvalCallback, the run files (CSV) and their plots. matplotlib is imported only where a plot
+is drawn.
 """
 
 import csv
@@ -17,13 +17,11 @@ import gymnasium as gym
 import numpy as np
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from stable_baselines3.common.callbacks import EvalCallback
-from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.utils import LinearSchedule
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecNormalize
+from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
-from sb3_gpg.common.env_util import VEC_ENVS
-from sb3_gpg.common.vec_env.envpool import make_envpool_env
+from sb3_gpg.common.env_util import make_vec_env_on
 
 # The paper's shared hyperparameters of GPG and PPO. Classic control: CleanRL's PPO defaults; MuJoCo: CleanRL's, with
 # observation and reward normalisation; LunarLander: RL Zoo's PPO entry, a fixed minibatch of 64 samples whatever the
@@ -81,44 +79,20 @@ def shared_hyperparameters(
 
 def make_envs(
     env: str | Callable[[], gym.Env],
-    n_envs: int = 1,
-    seed: int | None = None,
-    vec_env: str = "dummy",
-    num_threads: int = 0,
-    env_kwargs: dict[str, Any] | None = None,
-    wrapper_class: type[gym.Wrapper] | None = None,
+    *args: Any,
     normalize: dict[str, Any] | None = None,
     normalizer: str | Path | None = None,
+    **kwargs: Any,
 ) -> VecEnv:
     """
-    The vectorised envs of every script: Gymnasium's, in this process or one process each, or EnvPool's C++ envs, in
-    VecNormalize where asked. None of them renders.
+    The vectorised envs of every script: ``sb3_gpg``'s ``make_vec_env_on`` (``env``, ``args`` and ``kwargs`` are its
+    arguments), in VecNormalize where asked.
 
-    :param env: an env id, or (Gymnasium's envs only) a function that makes one env
-    :param n_envs: number of envs
-    :param seed: seed of env 0 (env ``i`` gets ``seed + i``)
-    :param vec_env: ``dummy`` (DummyVecEnv), ``subproc`` (SubprocVecEnv, one process per env) or ``envpool``
-        (``sb3_gpg.make_envpool_env``)
-    :param num_threads: EnvPool's C++ threads (0: one per core); the other backends ignore it
-    :param env_kwargs: keyword arguments of an env id's env, e.g. ``max_episode_steps``
-    :param wrapper_class: a Gymnasium wrapper around each env (Gymnasium's envs only)
     :param normalize: VecNormalize's keyword arguments (e.g. ``gamma``, or ``EVAL_NORMALIZE`` for evaluation envs), or None
         for no VecNormalize
     :param normalizer: a saved VecNormalize (statistics and settings) to wrap the envs in, instead of ``normalize``
     """
-    if vec_env not in VEC_ENVS:
-        raise ValueError(f"Unknown vec_env {vec_env!r}: choose one of {', '.join(VEC_ENVS)}.")
-    if vec_env == "envpool":
-        if not isinstance(env, str):
-            raise ValueError(f"vec_env='envpool' builds EnvPool's own envs from an env id, got {env!r}: pass the id.")
-        envs: VecEnv = make_envpool_env(env, n_envs=n_envs, seed=seed, num_threads=num_threads, **(env_kwargs or {}))
-    else:
-        # SB3's make_vec_env asks for rgb_array rendering unless told otherwise, and LunarLander then adds a Box2D body
-        # for every engine particle, which only render() ages and removes: each step gets slower as an episode goes on.
-        # The trajectories are the same either way.
-        kwargs = {"render_mode": None, **(env_kwargs or {})} if isinstance(env, str) else None
-        vec_env_cls = SubprocVecEnv if vec_env == "subproc" else DummyVecEnv
-        envs = make_vec_env(env, n_envs, seed, env_kwargs=kwargs, wrapper_class=wrapper_class, vec_env_cls=vec_env_cls)
+    envs = make_vec_env_on(env, *args, **kwargs)
     if normalizer is not None:
         return VecNormalize.load(str(normalizer), envs)
     return envs if normalize is None else VecNormalize(envs, **normalize)

@@ -1,0 +1,81 @@
+"""
+What the comparisons with sb3-contrib's algorithms share (``scripts/benchmark_contrib.py``,
+``scripts/benchmark_mask_recurrent.py``): each run's footprint in its rows, and the cells of their tables.
+"""
+
+import resource
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
+
+from sb3_gpg_bench.experiments import read_csv
+
+# The columns that cell_row fills, after the task, the algorithm and the runs (and what a script adds), and their key
+COLUMNS = ("final", "last 3", "s / iter", "invalid", "parameters", "buffer MB", "peak MB")
+
+
+def table_key(evaluation: str, invalid: str, threads: str = "one torch thread") -> str:
+    """
+    :param evaluation: how the runs are evaluated
+    :param invalid: what the *invalid* column counts
+    :param threads: how the runs shared the machine
+    :return: the sentence under a table's title that says what its cells are
+    """
+    return (
+        f"{evaluation}; mean +- std over training seeds (n). *last 3*: mean of the last three evaluations; *s / iter*: "
+        f"training wall time per iteration (rollout and update, {threads}); *invalid*: {invalid}; *buffer MB*: the "
+        "rollout buffer's arrays; *peak MB*: peak resident memory of the run's process (python, torch and the envs "
+        "included), mean over seeds."
+    )
+
+
+def table_head(first_columns: list[str]) -> list[str]:
+    """:return: the header and separator lines of a table of ``first_columns`` then ``COLUMNS``"""
+    columns = [*first_columns, *COLUMNS]
+    return ["| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
+
+
+def footprint(model: OnPolicyAlgorithm, buffer_digits: int) -> dict[str, Any]:
+    """
+    :return: the run's policy parameters, rollout buffer (its arrays, MB) and the peak resident memory of this process
+        (MB): a run in a process of its own reports its own peak
+    """
+    buffer = sum(array.nbytes for array in vars(model.rollout_buffer).values() if isinstance(array, np.ndarray))
+    return dict(
+        parameters=sum(p.numel() for p in model.policy.parameters()),
+        buffer_mb=round(buffer / 2**20, buffer_digits),
+        peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    )
+
+
+def cells(runs_dir: Path, algos: list[str] | tuple[str, ...]) -> list[tuple[tuple[str, str], list[list[dict]]]]:
+    """
+    :param algos: the order of the algorithms within a task
+    :return: per (task, algorithm), by task then ``algos``, the rows of each of its finished runs (CSV files)
+    """
+    found: dict[tuple[str, str], list[list[dict]]] = {}
+    for rows in (read_csv(path) for path in sorted(runs_dir.glob("*.csv"))):
+        found.setdefault((rows[0]["env"], rows[0]["algo"]), []).append(rows)
+    return sorted(found.items(), key=lambda item: (item[0][0], algos.index(item[0][1])))
+
+
+def cell_row(runs: list[list[dict]], invalid_key: str, digits: int, buffer_digits: int) -> str:
+    """
+    :param runs: the rows of each run of a cell
+    :param invalid_key: the column counting what the runs did wrong in training
+    :param digits: the evaluations' decimals
+    :return: the table's cells, over the runs: final evaluation and mean of the last three (mean +- std), training
+        seconds per iteration, the sum of ``invalid_key``, the policy's parameters, rollout buffer and peak memory (MB)
+    """
+    final = [rows[-1]["eval_mean"] for rows in runs]
+    last = [np.mean([row["eval_mean"] for row in rows[-3:]]) for rows in runs]
+    per_iteration = np.mean([float(rows[-1]["train_seconds"]) / rows[-1]["iteration"] for rows in runs])
+    invalid = sum(int(rows[-1][invalid_key]) for rows in runs)
+    buffer, peak = (np.mean([float(rows[-1].get(key, "nan")) for rows in runs]) for key in ("buffer_mb", "peak_rss_mb"))
+    return (
+        f"{np.mean(final):.{digits}f} +- {np.std(final):.{digits}f} | {np.mean(last):.{digits}f} +- "
+        f"{np.std(last):.{digits}f} | {per_iteration:.3f} | {invalid} | {int(runs[0][-1]['parameters'])} | "
+        f"{buffer:.{buffer_digits}f} | {peak:.0f}"
+    )

@@ -1,0 +1,296 @@
+"""
+The suite's wall times as a skeptical reader takes them (``timing.md``, ``time_to_score.png``): a wall time is compared
+only between runs made under the same load condition (``load``: how many other trainings ran beside a run at most),
+beside each run's minibatch updates and policy parameters; and the wall time and env steps each setting needs to first
+reach 50% and 90% of PPO's final score. Runs made before the load record (no ``load`` in their ``meta.json``) or before
+their evaluations' times (no ``evaluation_wall_s``) are reported as unknown, never estimated.
+"""
+
+import inspect
+import json
+import math
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from sb3_gpg_bench.load import SAMPLE_EVERY_S
+
+FRACTIONS = (0.5, 0.9)
+Found = dict[tuple[str, str], dict[int, Path]]
+
+
+def meta(folder: Path) -> dict[str, Any]:
+    return json.loads((folder / "meta.json").read_text())
+
+
+def condition(folder: Path) -> str | None:
+    """:return: the run's load condition, ``alone`` or ``N beside`` (other trainings at most), or None where unrecorded"""
+    beside = meta(folder).get("load", {}).get("runs_beside_max")
+    return None if beside is None else "alone" if beside == 0 else f"{beside} beside"
+
+
+def _beside(name: str) -> int:
+    return 0 if name == "alone" else int(name.split()[0])
+
+
+def shared_conditions(found: Found, tasks: list[str]) -> dict[str, str | None]:
+    """
+    :return: per task, the load condition under which every setting run on it has runs (the fewest trainings beside
+        first), or None where there is none
+    """
+    shared = {}
+    for env_id in tasks:
+        per_setting = [
+            {name for name in map(condition, runs.values()) if name is not None}
+            for (task, _), runs in found.items()
+            if task == env_id
+        ]
+        common: set[str] = set.intersection(*per_setting) if per_setting else set()
+        shared[env_id] = min(common, key=_beside, default=None)
+    return shared
+
+
+def wall_times(found: Found, tasks: list[str]) -> dict[tuple[str, str], float | None]:
+    """:return: per (task, setting), the mean wall time (min) of its runs under the task's shared condition, or None"""
+    shared = shared_conditions(found, tasks)
+    result: dict[tuple[str, str], float | None] = {}
+    for (env_id, name), runs in found.items():
+        kept = [folder for folder in runs.values() if shared.get(env_id) is not None and condition(folder) == shared[env_id]]
+        result[(env_id, name)] = float(np.mean([meta(folder)["wall_time_s"] / 60 for folder in kept])) if kept else None
+    return result
+
+
+def wall_time_note(found: Found) -> str:
+    """:return: what the wall-time columns hold, and where they hold nothing"""
+    if not any(condition(folder) for runs in found.values() for folder in runs.values()):
+        return (
+            "Wall time: '-' throughout: these runs were made before each run recorded the machine's load (`load` in its "
+            "meta.json), so no pair of runs is known to have shared the machine alike; timing.md lists each run's wall "
+            "time as measured, with its minibatch updates and parameters."
+        )
+    return (
+        "Wall time: mean per run over the runs made under the task's shared load condition (timing.md: alone, or at "
+        "most N other trainings beside), the same for every setting; '-': no condition that every setting has runs under."
+    )
+
+
+@cache
+def _algorithm(algo: str) -> type:
+    from rl_zoo3.utils import ALGOS
+
+    from sb3_gpg.zoo.registry import GPG_ALGOS
+
+    return GPG_ALGOS[algo][0] if algo in GPG_ALGOS else ALGOS[algo]
+
+
+def _config(folder: Path) -> dict[str, Any] | None:
+    path = folder / "config.yml"
+    return dict(yaml.load(path.read_text(), Loader=yaml.UnsafeLoader)) if path.exists() else None  # an OrderedDict
+
+
+def minibatch_updates(algo: str, folder: Path) -> int | None:
+    """
+    :return: the run's gradient steps, n_epochs * rollouts * minibatches per rollout (the algorithm's defaults where
+        its entry sets none; PPO's ``target_kl`` may stop epochs early), or None without its ``config.yml``
+    """
+    config = _config(folder)
+    if config is None:
+        return None
+    defaults = inspect.signature(_algorithm(algo)).parameters
+    n_steps, batch_size, n_epochs = (config.get(key, defaults[key].default) for key in ("n_steps", "batch_size", "n_epochs"))
+    rollout = n_steps * config.get("n_envs", 1)
+    return n_epochs * math.ceil(meta(folder)["n_timesteps"] / rollout) * math.ceil(rollout / batch_size)
+
+
+def parameters(algo: str, env_id: str, folder: Path) -> int | None:
+    """:return: the parameters of the run's policy, built as its entry builds it, or None without its ``config.yml``"""
+    config = _config(folder)
+    return None if config is None else _parameters(algo, env_id, config.get("policy_kwargs"), config.get("use_sde", False))
+
+
+@cache
+def _parameters(algo: str, env_id: str, policy_kwargs: str | None, use_sde: bool) -> int:
+    import gymnasium as gym
+    import rl_zoo3.import_envs  # noqa: F401 (registers RL Zoo's envs)
+    import torch as th
+
+    kwargs = eval(policy_kwargs, {"nn": th.nn}) if policy_kwargs else {}  # as rl_zoo3 reads it
+    model = _algorithm(algo)("MlpPolicy", gym.make(env_id), policy_kwargs=kwargs, use_sde=use_sde, device="cpu")
+    return sum(parameter.numel() for parameter in model.policy.parameters())
+
+
+def first_reach(folder: Path, threshold: float) -> tuple[int | None, float | None]:
+    """
+    :return: the env steps and the wall time (s, where recorded) of the run's first evaluation at or above
+        ``threshold``; None for both where none is
+    """
+    data = np.load(folder / "evaluations.npz")
+    means = data["results"].mean(axis=1)
+    reached = np.flatnonzero(means >= threshold)
+    if len(reached) == 0:
+        return None, None
+    times = meta(folder).get("evaluation_wall_s")
+    index = int(reached[0])
+    return int(data["timesteps"][index]), times[index] if times and len(times) == len(means) else None
+
+
+def _mean(values: list) -> float | None:
+    known = [value for value in values if value is not None]
+    return float(np.mean(known)) if known else None
+
+
+def _cell(value: float | None, form: str) -> str:
+    return "?" if value is None else format(value, form)
+
+
+def timing(
+    out: Path, tasks: list[str], found: Found, algos: dict[str, str], ppo_finals: dict[str, float], floors: dict[str, float]
+) -> str:
+    """
+    Write ``timing.md`` (and ``time_to_score.png`` where runs recorded their evaluations' times).
+
+    :param found: per (task, setting name), the finished runs' folders by seed
+    :param algos: each setting's algorithm, by setting name
+    :param ppo_finals: per task, PPO's mean final evaluation
+    :param floors: per task, the score that counts as 0% (the random policy's; 0 where not measured)
+    :return: the text
+    """
+    shared = shared_conditions(found, tasks)
+    columns = ["task", "setting", "seed", "wall time (min)", "load condition", "mean load (1 min)", "minibatch updates",
+               "parameters"]  # fmt: skip
+    lines = ["# Wall time, updates and time to score", "", "## Each run", "", "| " + " | ".join(columns) + " |",
+             "|---" * len(columns) + "|"]  # fmt: skip
+    updates: dict[tuple[str, str], float | None] = {}
+    params: dict[tuple[str, str], int | None] = {}
+    for (env_id, name), runs in found.items():
+        algo = algos[name]
+        counts = {seed: minibatch_updates(algo, folder) for seed, folder in runs.items()}
+        updates[(env_id, name)] = _mean(list(counts.values()))
+        params[(env_id, name)] = parameters(algo, env_id, next(iter(runs.values())))
+        for seed, folder in sorted(runs.items()):
+            record = meta(folder)
+            load = record.get("load", {}).get("samples")
+            mean_load = _mean([sample[1] for sample in load]) if load else None
+            lines.append(f"| {env_id} | {name} | {seed} | {record['wall_time_s'] / 60:.1f} | "
+                         f"{condition(folder) or 'not recorded'} | {_cell(mean_load, '.2f')} | {_cell(counts[seed], 'd')} | "
+                         f"{_cell(params[(env_id, name)], 'd')} |")  # fmt: skip
+    lines += ["", "Minibatch updates: n_epochs x rollouts x minibatches per rollout, from the run's entry and budget (PPO's "
+              "target_kl may end epochs early). Load condition: the most other trainings running beside the run when "
+              f"sampled (every {SAMPLE_EVERY_S:.0f} s); 'not recorded' for runs made before the record.", ""]  # fmt: skip
+    score_lines, curves = _time_to_score(found, ppo_finals, floors, shared)
+    lines += score_lines
+    if any(curves.values()):
+        _plot(curves, ppo_finals, floors, out / "time_to_score.png")
+        lines += ["time_to_score.png: each run's evaluations against its wall time (the runs that recorded them).", ""]
+    else:
+        (out / "time_to_score.png").unlink(missing_ok=True)  # an earlier report's, of other runs
+        lines += ["No run recorded its evaluations' wall times: no plot of score against wall time.", ""]
+    lines += _updates_statements(tasks, found, updates, params, wall_times(found, tasks))
+    text = "\n".join(lines) + "\n"
+    (out / "timing.md").write_text(text)
+    return text
+
+
+def _time_to_score(
+    found: Found, ppo_finals: dict[str, float], floors: dict[str, float], shared: dict[str, str | None]
+) -> tuple[list[str], dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]]]:
+    """
+    :return: the time-to-score table's lines, and per (task, setting) each timed run's evaluations against its wall
+        time (min)
+    """
+    lines = ["## Time to score", "",
+             "The first evaluation at or above 50% and 90% of PPO's final score, (score - floor) / (PPO's mean final "
+             "score - floor) with the random policy's score as the floor: env steps, mean over the runs that reach it "
+             "(how many of all), and wall time (min) over those made under the task's shared load condition; '?': no "
+             "such run recorded its evaluations' times; '-': none reached it.", "",
+             "| task | setting | " + " | ".join(f"{f:.0%}: env steps | {f:.0%}: wall time (min)" for f in FRACTIONS) + " |",
+             "|---|---|" + "---|---|" * len(FRACTIONS)]  # fmt: skip
+    curves: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
+    for (env_id, name), runs in found.items():
+        if env_id not in ppo_finals or ppo_finals[env_id] <= floors[env_id]:
+            continue
+        cells = []
+        for fraction in FRACTIONS:
+            threshold = floors[env_id] + fraction * (ppo_finals[env_id] - floors[env_id])
+            reached = {seed: first_reach(folder, threshold) for seed, folder in runs.items()}
+            steps = [value[0] for value in reached.values() if value[0] is not None]
+            seconds = [reached[seed][1] for seed, folder in runs.items() if condition(folder) == shared[env_id]]
+            minutes = _mean([None if value is None else value / 60 for value in seconds])
+            reach = f"{_mean(steps):,.0f}" if steps else "never"
+            cells.append(f"{reach} ({len(steps)}/{len(runs)}) | {_cell(minutes, '.1f') if steps else '-'}")
+        lines.append(f"| {env_id} | {name} | " + " | ".join(cells) + " |")
+        timed = {seed: meta(folder).get("evaluation_wall_s") for seed, folder in runs.items()}
+        curves[(env_id, name)] = [(np.array(times) / 60, _returns(runs[seed])) for seed, times in timed.items() if times]
+    return [*lines, ""], curves
+
+
+def _returns(folder: Path) -> np.ndarray:
+    return np.load(folder / "evaluations.npz")["results"].mean(axis=1)
+
+
+def _updates_statements(
+    tasks: list[str],
+    found: Found,
+    updates: dict[tuple[str, str], float | None],
+    params: dict[tuple[str, str], int | None],
+    wall: dict[tuple[str, str], float | None],
+) -> list[str]:
+    """:return: per task and setting other than PPO, its updates and parameters against PPO's, and what its wall time says"""
+    lines = ["## Updates against wall time", ""]
+    for env_id in tasks:
+        ppo_updates, ppo_params, ppo_wall = (
+            updates.get((env_id, "ppo")),
+            params.get((env_id, "ppo")),
+            wall.get((env_id, "ppo")),
+        )
+        for key in [key for key in found if key[0] == env_id and key[1] != "ppo"]:
+            own_updates, own_params, own_wall = updates.get(key), params.get(key), wall.get(key)
+            if own_updates is None or ppo_updates is None:
+                continue
+            text = f"- {env_id}, {key[1]}: {own_updates / ppo_updates:.2f}x PPO's minibatch updates ({own_updates:,.0f} "
+            text += f"against {ppo_updates:,.0f})"
+            if own_params and ppo_params:
+                text += f", {own_params:,} parameters against {ppo_params:,}"
+            if own_wall is None or ppo_wall is None:
+                lines.append(text + "; wall time under the same load unknown.")
+                continue
+            per_update = (own_wall / own_updates) / (ppo_wall / ppo_updates)
+            text += f"; {own_wall / ppo_wall:.2f}x PPO's wall time, {per_update:.2f}x its time per update"
+            if own_wall < ppo_wall:
+                text += ": faster only because it makes fewer updates." if per_update >= 1 else ": faster per update too."
+            lines.append(text + ("" if own_wall < ppo_wall else "."))
+    return [*lines, ""]
+
+
+def _plot(
+    curves: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]],
+    ppo_finals: dict[str, float],
+    floors: dict[str, float],
+    path: Path,
+) -> None:
+    """Per task, each timed run's evaluation return against its wall time, with the 50% and 90% lines of PPO's score."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = list(dict.fromkeys(env_id for (env_id, _), runs in curves.items() if runs))
+    columns = min(len(tasks), 5)
+    figure, axes = plt.subplots(-(-len(tasks) // columns), columns, figsize=(4.5 * columns, 3.6), squeeze=False)
+    for axis, env_id in zip(axes.flat, tasks, strict=False):
+        for index, ((_, name), runs) in enumerate(item for item in curves.items() if item[0][0] == env_id):
+            for run, (minutes, returns) in enumerate(runs):
+                axis.plot(minutes, returns, color=f"C{index}", alpha=0.7, label=name if run == 0 else None)
+        for fraction in FRACTIONS:
+            axis.axhline(floors[env_id] + fraction * (ppo_finals[env_id] - floors[env_id]), color="0.6", linestyle=":")
+        axis.set(title=env_id, xlabel="wall time (min)", ylabel="evaluation return")
+        axis.legend(fontsize=7)
+    for axis in axes.flat[len(tasks) :]:
+        axis.set_visible(False)
+    figure.suptitle("each run; dotted: 50% and 90% of PPO's final score", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)

@@ -1,0 +1,200 @@
+"""
+The RL Zoo suite's report on synthetic runs: PPO-normalised scores and rliable's aggregate; wall times under the same
+load, minibatch updates, parameters and time to score.
+"""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.stats
+import yaml
+
+from sb3_gpg_bench.load import run_watched, trainings_beside
+from sb3_gpg_bench.suite import Setting, Suite
+from sb3_gpg_bench.suite_report import report
+
+
+def fake_run(out, name, final_returns, wall_time_s=60.0, beside=0, config=None):
+    """
+    A finished run whose evaluations rise to ``final_returns`` (one per episode) at the last of 20, evenly over its
+    wall time, made with ``beside`` other trainings at most (None: before the load record).
+    """
+    folder = out / "runs" / name
+    folder.mkdir(parents=True)
+    results = np.linspace(0.0, 1.0, 20)[:, None] * np.asarray(final_returns, float)[None, :]
+    np.savez(folder / "evaluations.npz", timesteps=np.arange(1, 21) * 100, results=results)
+    meta = {"wall_time_s": wall_time_s, "n_timesteps": 2000}
+    if beside is not None:
+        meta["load"] = {"samples": [[0.0, 1.5, beside]], "runs_beside_max": beside}
+        meta["evaluation_wall_s"] = list(np.linspace(wall_time_s / 20, wall_time_s, 20))
+    (folder / "meta.json").write_text(json.dumps(meta))
+    if config is not None:
+        (folder / "config.yml").write_text(yaml.dump(config))
+
+
+def test_zoo_suite_report_normalises_by_ppo_and_random_and_aggregates_with_rliable(tmp_path):
+    pytest.importorskip("rliable")
+    out = tmp_path / "out"
+    suite = Suite(["CartPole-v1", "Pendulum-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
+    ppo = {"CartPole-v1": [500.0, 400.0], "Pendulum-v1": [-200.0, -300.0]}
+    gpg = {"CartPole-v1": [450.0, 500.0], "Pendulum-v1": [-600.0, -250.0]}
+    random = {"CartPole-v1": 20.0, "Pendulum-v1": -1200.0}
+    for seed in (0, 1):
+        for env_id in suite.tasks:
+            fake_run(out, f"{env_id}__ppo__seed{seed}", [ppo[env_id][seed]] * 10)
+            fake_run(out, f"{env_id}__gpg__seed{seed}", [gpg[env_id][seed]] * 10, wall_time_s=30.0)
+    (out / "random_scores.json").write_text(json.dumps({env_id: {"mean": value} for env_id, value in random.items()}))
+    text = report(suite, out)
+    # By hand: PPO's means 450 and -250; GPG's normalised scores 430/430, 480/430 and 600/950, 950/950
+    normalised = np.array([[430 / 430, 600 / 950], [480 / 430, 950 / 950]])
+    assert f"| CartPole-v1 | gpg | 2 | 475.0 ± 25.0 | {np.linspace(0, 1, 20)[-5:].mean() * 475:.1f} ± " in text
+    assert "| CartPole-v1 | gpg | 2 |" in text and "| 1.06 | 0.5 |" in text  # 475 / 450; 30 s in minutes
+    assert f"{normalised[:, 0].mean():.2f} ± {normalised[:, 0].std():.2f}" in (out / "aggregate.md").read_text()
+    iqm = scipy.stats.trim_mean(normalised.ravel(), 0.25)
+    assert f"| gpg | 2 | {iqm:.2f} [" in text
+    # P(GPG > PPO) per task over the 4 pairs of runs (a tie counts half), averaged: CartPole 2.5 (GPG 1.0 and 1.12
+    # against PPO 1.12 and 0.88), Pendulum 1 (0.63 and 1.0 against 1.05 and 0.95): (0.625 + 0.25) / 2
+    (aggregate_row,) = [line for line in text.splitlines() if line.startswith("| gpg | 2 |")]
+    assert aggregate_row.split("|")[5].strip().startswith("0.44 [")
+    assert (out / "profile.png").stat().st_size > 10_000 and (out / "curves.png").stat().st_size > 10_000
+    # the README's table: final evaluations with their seeds; GPG's normalised means of the final evaluations and of
+    # the last fives (each run's last five are a fraction of its final one); wall times in minutes
+    last_five = np.linspace(0, 1, 20)[-5:].mean()
+    cartpole_last_five = np.mean([(last_five * value - 20) / (last_five * 450 - 20) for value in gpg["CartPole-v1"]])
+    assert (
+        f"| CartPole-v1 | 450.0 ± 50.0 (2) | 475.0 ± 25.0 (2) | {normalised[:, 0].mean():.2f}; {cartpole_last_five:.2f} | "
+        "1.0 / 0.5 |" in (out / "headline.md").read_text()
+    )
+    summary = "Across 2 tasks (CartPole-v1, Pendulum-v1), with 95% stratified bootstrap intervals: GPG's IQM of"
+    assert f"{summary} PPO-normalised final scores {iqm:.2f} [" in (out / "headline.md").read_text()
+    # the same runs give the same intervals, and the report leaves NumPy's global generator as it found it
+    before = np.random.get_state()[1].copy()
+    assert report(suite, out) == text
+    np.testing.assert_array_equal(np.random.get_state()[1], before)
+
+
+def test_zoo_suite_report_leaves_out_tasks_where_ppo_is_not_above_random(tmp_path):
+    pytest.importorskip("rliable")
+    suite = Suite(["CartPole-v1", "Acrobot-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
+    for seed in (0, 1):
+        fake_run(tmp_path, f"CartPole-v1__ppo__seed{seed}", [400.0] * 10)
+        fake_run(tmp_path, f"CartPole-v1__gpg__seed{seed}", [300.0] * 10)
+        fake_run(tmp_path, f"Acrobot-v1__ppo__seed{seed}", [-500.0] * 10)  # never swings up: the random policy's score
+        fake_run(tmp_path, f"Acrobot-v1__gpg__seed{seed}", [-100.0] * 10)
+    (tmp_path / "random_scores.json").write_text(json.dumps({"CartPole-v1": {"mean": 20.0}}))
+    with pytest.raises(KeyError, match="no score for Acrobot-v1: measure it with the 'random' command"):
+        report(suite, tmp_path)
+    (tmp_path / "random_scores.json").write_text(json.dumps({"CartPole-v1": {"mean": 20.0}, "Acrobot-v1": {"mean": -495.0}}))
+    text = report(suite, tmp_path)
+    assert "Left out, where PPO's mean is not above the random policy's: Acrobot-v1." in text
+    assert "Across 1 tasks (CartPole-v1)" in text and f"| gpg | 2 | {280 / 380:.2f} [" in text
+    assert "| Acrobot-v1 | gpg | 2 | -100.0 ± 0.0 |" in text and "| +400.0 |" in text  # a difference, not a ratio
+    # The README's table: Acrobot's final scores are not normalised ("-"), its last fives are (each a fraction of the
+    # final one: PPO's is above the random policy's)
+    last_five = np.linspace(0, 1, 20)[-5:].mean()
+    acrobot = (last_five * -100 + 495) / (last_five * -500 + 495)
+    assert (
+        f"| Acrobot-v1 | -500.0 ± 0.0 (2) | -100.0 ± 0.0 (2) | -; {acrobot:.2f} | 1.0 / 1.0 |"
+        in (tmp_path / "headline.md").read_text()
+    )
+    # a report of part of the grid leaves the README's table alone
+    (tmp_path / "headline.md").unlink()
+    report(suite, tmp_path, tasks=["CartPole-v1"])
+    assert not (tmp_path / "headline.md").exists()
+
+
+SUITE = Suite(["CartPole-v1", "Acrobot-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
+
+
+def row(text, start):
+    (line,) = [line for line in text.splitlines() if line.startswith(start)]
+    return line
+
+
+def test_wall_times_are_compared_only_under_the_same_load(tmp_path):
+    # CartPole: PPO alone (1 min) and beside one other training (2 min); GPG alone (0.5 min) and unrecorded
+    fake_run(tmp_path, "CartPole-v1__ppo__seed0", [400.0] * 10, 60.0, beside=0)
+    fake_run(tmp_path, "CartPole-v1__ppo__seed1", [400.0] * 10, 120.0, beside=1)
+    fake_run(tmp_path, "CartPole-v1__gpg__seed0", [300.0] * 10, 30.0, beside=0)
+    fake_run(tmp_path, "CartPole-v1__gpg__seed1", [300.0] * 10, 12.0, beside=None)
+    # Acrobot: PPO alone, GPG beside one: no condition both have
+    fake_run(tmp_path, "Acrobot-v1__ppo__seed0", [-100.0] * 10, 60.0, beside=0)
+    fake_run(tmp_path, "Acrobot-v1__gpg__seed0", [-100.0] * 10, 60.0, beside=1)
+    report(SUITE, tmp_path)
+    text = (tmp_path / "table.md").read_text()
+    assert row(text, "| CartPole-v1 | ppo |").endswith("| 1.0 |") and row(text, "| CartPole-v1 | gpg |").endswith("| 0.5 |")
+    assert row(text, "| Acrobot-v1 | ppo |").endswith("| - |") and row(text, "| Acrobot-v1 | gpg |").endswith("| - |")
+    assert "'-': no condition that every setting has runs under" in text
+    # every run's wall time as measured, with its condition and mean load; none without its record
+    timing = (tmp_path / "timing.md").read_text()
+    assert "| CartPole-v1 | ppo | 1 | 2.0 | 1 beside | 1.50 |" in timing
+    assert "| CartPole-v1 | gpg | 1 | 0.2 | not recorded | ? |" in timing
+
+
+def test_runs_without_the_load_record_get_no_wall_time(tmp_path):
+    for name in ("ppo", "gpg"):
+        fake_run(tmp_path, f"CartPole-v1__{name}__seed0", [400.0] * 10, 60.0, beside=None)
+    report(SUITE, tmp_path, tasks=["CartPole-v1"])
+    text = (tmp_path / "table.md").read_text()
+    assert row(text, "| CartPole-v1 | gpg |").endswith("| - |")
+    assert "Wall time: '-' throughout: these runs were made before each run recorded the machine's load" in text
+    timing = (tmp_path / "timing.md").read_text()
+    assert "| ? (2/" not in timing and "No run recorded its evaluations' wall times" in timing
+    assert not (tmp_path / "time_to_score.png").exists()
+
+
+def test_time_to_score_and_updates_against_wall_time(tmp_path):
+    # 2,000 steps: PPO 20 rollouts x 2 minibatches x 10 epochs = 400 updates; GPG 20 x 1 x 5 = 100
+    ppo = {"n_envs": 1, "n_steps": 100, "batch_size": 50, "n_epochs": 10, "policy": "MlpPolicy"}
+    gpg = {"n_envs": 1, "n_steps": 100, "batch_size": 100, "n_epochs": 5, "policy": "MlpPolicy"}
+    for seed in (0, 1):
+        fake_run(tmp_path, f"CartPole-v1__ppo__seed{seed}", [400.0] * 10, 100.0, config=ppo)
+        fake_run(tmp_path, f"CartPole-v1__gpg__seed{seed}", [400.0] * 10, 40.0, config=gpg)
+    report(SUITE, tmp_path, tasks=["CartPole-v1"])
+    timing = (tmp_path / "timing.md").read_text()
+    # the evaluations rise as np.linspace(0, 1, 20) of 400 (no random policy's score: a floor of 0), each written at
+    # np.linspace(wall / 20, wall, 20) seconds
+    first = {fraction: int(np.argmax(np.linspace(0, 1, 20) >= fraction)) for fraction in (0.5, 0.9)}
+    steps = {fraction: f"{100 * (index + 1):,}" for fraction, index in first.items()}
+    minutes = {wall: {f: f"{np.linspace(wall / 20, wall, 20)[i] / 60:.1f}" for f, i in first.items()} for wall in (100, 40)}
+    assert (
+        f"| CartPole-v1 | ppo | {steps[0.5]} (2/2) | {minutes[100][0.5]} | {steps[0.9]} (2/2) | {minutes[100][0.9]} |"
+        in timing
+    )
+    assert (
+        f"| CartPole-v1 | gpg | {steps[0.5]} (2/2) | {minutes[40][0.5]} | {steps[0.9]} (2/2) | {minutes[40][0.9]} |" in timing
+    )
+    assert "| CartPole-v1 | gpg | 0 | 0.7 | alone | 1.50 | 100 | 4610 |" in timing  # CartPole's 64x64 actor only
+    # 0.4x PPO's wall time with 0.25x its updates: 1.6x its time per update
+    statement = "- CartPole-v1, gpg: 0.25x PPO's minibatch updates (100 against 400), 4,610 parameters against 9,155; "
+    assert (
+        statement + "0.40x PPO's wall time, 1.60x its time per update: faster only because it makes fewer updates." in timing
+    )
+    assert (tmp_path / "time_to_score.png").stat().st_size > 10_000
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_watched_run_records_the_load_and_when_each_evaluation_was_written(tmp_path):
+    before = trainings_beside(own=-1)
+    # a process whose command line names a training, as another run beside this one would
+    beside = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "sb3_gpg.train"])
+    # a stand-in for a training: writes its evaluations.npz twice, about a second apart
+    script = (
+        "import sys, time; import numpy as np; from pathlib import Path\n"
+        "folder = Path(sys.argv[1]); folder.mkdir(parents=True)\n"
+        "for count in (1, 2):\n"
+        "    time.sleep(1.2); np.savez(folder / 'evaluations.npz', timesteps=np.arange(count), results=np.zeros((count, 2)))\n"
+    )
+    try:
+        assert trainings_beside(own=beside.pid) == trainings_beside(own=-1) - 1 == before
+        result, load, written = run_watched(
+            [sys.executable, "-c", script, str(tmp_path / "logs" / "run_1")], tmp_path / "logs"
+        )
+    finally:
+        beside.kill()
+    assert result.returncode == 0, result.stderr
+    assert len(written) == 2 and 0.5 < written[1] - written[0] < 3.0
+    assert load["samples"][0][2] >= 1 and load["runs_beside_max"] >= 1 and len(load["start"]) == len(load["end"]) == 3
