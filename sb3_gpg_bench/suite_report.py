@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from sb3_gpg_bench.suite import Run, Suite
+from sb3_gpg_bench.suite_finals import counted_runs, disclosure, earlier_runs, read_finals, with_earliest
 from sb3_gpg_bench.suite_timing import timing, wall_time_note, wall_times
 
 BOOTSTRAP_REPS = 2000
@@ -77,6 +78,9 @@ def report(
     whole_grid = tasks is None and settings is None and seeds is None
     tasks = tasks or suite.tasks
     found = finished_runs(suite, out, tasks, settings, seeds)
+    # the seeds asked for, or else the runs finals.json counts
+    finals = read_finals(out) if seeds is None else {}
+    found = counted_runs(found, finals)
     if not found:
         return f"No finished runs of these tasks in {out / 'runs'}.\n"
     lines = [
@@ -116,12 +120,47 @@ def report(
         text, summary = aggregate(suite, out, tasks, per_metric, left_out)
         table += "\n" + text
         if whole_grid:
-            headline(suite, out, tasks, found, scored, per_metric, summary, wall)
+            replaced = _disclosure(suite, out, tasks, finals, scored, per_metric)
+            headline(suite, out, tasks, found, scored, per_metric, summary, wall, replaced)
     ppo_finals = {task: float(np.mean(list(scored[(task, "ppo")][0].values()))) for task in tasks if (task, "ppo") in found}
     random = json.loads((out / "random_scores.json").read_text()) if (out / "random_scores.json").exists() else {}
     floors = {task: random.get(task, {}).get("mean", 0.0) for task in tasks}
     algos = {setting.name: setting.algo for setting in suite.settings}
     return table + "\n" + timing(out, tasks, found, algos, ppo_finals, floors)
+
+
+def _disclosure(
+    suite: Suite,
+    out: Path,
+    tasks: list[str],
+    finals: dict,
+    scored: dict,
+    per_metric: dict[int, dict[str, dict[str, dict[int, float]]]],
+) -> str:
+    """
+    :return: ``suite_finals.disclosure``'s text: each replaced or remade set of final runs in words, with its scores and
+        PPO-normalised mean, and the aggregate that counts each task's earliest final runs instead
+    """
+    sets = earlier_runs(out, finals)
+    random = json.loads((out / "random_scores.json").read_text())
+
+    def in_words(env_id: str, final: dict[int, float]) -> str:
+        words = f"{_mean_std(final)} ({len(final)})"
+        if (env_id, "ppo") in scored and env_id in random:
+            floor, ppo = random[env_id]["mean"], float(np.mean(list(scored[(env_id, "ppo")][0].values())))
+            if ppo > floor:
+                words += f", PPO-normalised {(float(np.mean(list(final.values()))) - floor) / (ppo - floor):.2f}"
+        return words
+
+    summaries = {key: in_words(key[0], scored[key][0]) for key in scored if key[0] in finals and key[1] in finals[key[0]]}
+    summaries |= {(env_id, why): in_words(env_id, scores(runs)[0]) for env_id, _, why, runs in sets if runs}
+    earliest_summary = ""
+    if any(runs for *_, runs in sets):
+        earliest = {key: scores(runs) for key, runs in with_earliest({}, sets).items()}
+        earliest = {**scored, **earliest}
+        earliest_metric = {metric: normalised(suite, out, tasks, earliest, metric)[0] for metric in (0, 1)}
+        earliest_summary = aggregate(suite, out, tasks, earliest_metric, set(), write=False)[1]
+    return disclosure(finals, sets, summaries, earliest_summary)
 
 
 def headline(
@@ -133,6 +172,7 @@ def headline(
     per_metric: dict[int, dict[str, dict[str, dict[int, float]]]],
     summary: str,
     wall: dict[tuple[str, str], float | None],
+    replaced: str = "",
 ) -> str:
     """
     Write ``headline.md``, what the README shows (written by a report of the whole grid only): per task each setting's
@@ -145,6 +185,7 @@ def headline(
     :param per_metric: per metric (0: final evaluation, 1: mean of the last five), ``normalised``'s scores
     :param summary: the aggregate in a sentence (``aggregate``)
     :param wall: per (task, setting name), the wall time per run (min) under the task's shared load (``wall_times``)
+    :param replaced: the final runs replaced or made again, and the earlier ones (``suite_finals.disclosure``)
     :return: the text
     """
     names = [setting.name for setting in suite.settings if any((env_id, setting.name) in found for env_id in tasks)]
@@ -166,7 +207,8 @@ def headline(
             cells.append("; ".join("-" if mean is None else f"{np.mean(list(mean.values())):.2f}" for mean in means))
         times = [_minutes(wall.get((env_id, name))) for name in names]
         lines.append(f"| {env_id} | " + " | ".join(cells) + f" | {' / '.join(times)} |")
-    text = "\n".join(lines) + "\n" + (f"\n{summary}\n" if summary else "") + f"\n{wall_time_note(found)}\n"
+    text = "\n".join(lines) + "\n" + (f"\n{summary}\n" if summary else "") + (f"\n{replaced}" if replaced else "")
+    text += f"\n{wall_time_note(found)}\n"
     (out / "headline.md").write_text(text)
     return text
 
@@ -219,14 +261,17 @@ def aggregate(
     tasks: list[str],
     per_metric: dict[int, dict[str, dict[str, dict[int, float]]]],
     left_out: set[str],
+    write: bool = True,
 ) -> tuple[str, str]:
     """
     Write ``aggregate.md`` and ``profile.png``: per task the PPO-normalised mean of each setting, and across the tasks
     that every setting has run, rliable's IQM with its 95% stratified bootstrap interval, the probability that each
-    setting improves on PPO, and the performance profile, on the seeds that every task has for that setting.
+    setting improves on PPO, and the performance profile, on as many runs of every task for every setting as the
+    setting with the fewest has (each task's lowest seeds).
 
     :param per_metric: per metric (0: final evaluation, 1: mean of the last five), ``normalised``'s scores
     :param left_out: the tasks ``normalised`` left out on either metric
+    :param write: write ``aggregate.md`` and ``profile.png`` (else only return the text)
     :return: the aggregate's tables, and the aggregate in a sentence for the README ("" where there is none)
     """
     from rliable import metrics
@@ -249,14 +294,13 @@ def aggregate(
         text += f"\nLeft out, where PPO's mean is not above the random policy's: {', '.join(sorted(left_out))}.\n"
     common = [env_id for env_id in common if env_id not in left_out]
     if not common:
-        (out / "aggregate.md").write_text(text)
+        if write:
+            (out / "aggregate.md").write_text(text)
         return text, ""
 
-    matrices = {metric: {name: _matrix(per_metric[metric][name], common) for name in names} for metric in (0, 1)}
-    if any(matrix.size == 0 for matrix in matrices[0].values()):
-        text += "\nNo aggregate: a setting has no seed that every task has.\n"
-        (out / "aggregate.md").write_text(text)
-        return text, ""
+    # the same number of runs of every task for every setting: no setting's aggregate rests on more runs than another's
+    n_runs = min(len(per_metric[metric][name][env_id]) for metric in (0, 1) for name in names for env_id in common)
+    matrices = {metric: {name: _matrix(per_metric[metric][name], common, n_runs) for name in names} for metric in (0, 1)}
 
     def iqm(matrix: np.ndarray) -> np.ndarray:
         return np.array([metrics.aggregate_iqm(matrix)])
@@ -282,8 +326,9 @@ def aggregate(
                 f"{name.upper()}'s IQM of PPO-normalised final scores {estimates[0]} (last five: {estimates[1]}) and the "
                 f"probability that it improves on PPO {improvement}, on {runs} run{'s' if runs != 1 else ''} per task"
             )
-    (out / "aggregate.md").write_text(text)
-    plot_profile(matrices[0], out / "profile.png")
+    if write:
+        (out / "aggregate.md").write_text(text)
+        plot_profile(matrices[0], out / "profile.png")
     summary = (
         f"Across {len(common)} tasks ({', '.join(common)}), with 95% stratified bootstrap intervals: "
         + "; ".join(summaries)
@@ -317,12 +362,12 @@ def _fixed_bootstrap_seed() -> Iterator[None]:
         np.random.set_state(global_state)
 
 
-def _matrix(per_task: dict[str, dict[int, float]], tasks: list[str]) -> np.ndarray:
+def _matrix(per_task: dict[str, dict[int, float]], tasks: list[str], n_runs: int) -> np.ndarray:
     """
-    :return: the scores as rliable takes them, (runs, tasks), on the seeds that every task has
+    :return: the scores as rliable takes them, (runs, tasks): each task's ``n_runs`` lowest seeds (rliable pairs no
+        seeds across tasks, and a task's final runs may be on seeds of their own)
     """
-    seeds = sorted(set.intersection(*(set(per_task[env_id]) for env_id in tasks)))
-    return np.array([[per_task[env_id][seed] for env_id in tasks] for seed in seeds])
+    return np.array([[per_task[env_id][seed] for seed in sorted(per_task[env_id])[:n_runs]] for env_id in tasks]).T
 
 
 def plot_profile(matrices: dict[str, np.ndarray], path: Path) -> None:

@@ -17,12 +17,12 @@ from sb3_gpg_bench.suite import Setting, Suite
 from sb3_gpg_bench.suite_report import report
 
 
-def fake_run(out, name, final_returns, wall_time_s=60.0, beside=0, config=None):
+def fake_run(out, name, final_returns, wall_time_s=60.0, beside=0, config=None, runs="runs"):
     """
     A finished run whose evaluations rise to ``final_returns`` (one per episode) at the last of 20, evenly over its
     wall time, made with ``beside`` other trainings at most (None: before the load record).
     """
-    folder = out / "runs" / name
+    folder = out / runs / name
     folder.mkdir(parents=True)
     results = np.linspace(0.0, 1.0, 20)[:, None] * np.asarray(final_returns, float)[None, :]
     np.savez(folder / "evaluations.npz", timesteps=np.arange(1, 21) * 100, results=results)
@@ -198,3 +198,40 @@ def test_a_watched_run_records_the_load_and_when_each_evaluation_was_written(tmp
     assert result.returncode == 0, result.stderr
     assert len(written) == 2 and 0.5 < written[1] - written[0] < 3.0
     assert load["samples"][0][2] >= 1 and load["runs_beside_max"] >= 1 and len(load["start"]) == len(load["end"]) == 3
+
+
+def test_finals_json_counts_its_seeds_and_discloses_the_earlier_runs(tmp_path):
+    pytest.importorskip("rliable")
+    out = tmp_path / "out"
+    suite = Suite(["CartPole-v1", "Pendulum-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
+    for seed in (0, 1, 2):
+        fake_run(out, f"CartPole-v1__ppo__seed{seed}", [420.0] * 10)
+        fake_run(out, f"Pendulum-v1__ppo__seed{seed}", [-200.0] * 10)
+        fake_run(out, f"Pendulum-v1__gpg__seed{seed}", [-300.0] * 10)
+    # CartPole's GPG entry changed after its first finals (seeds 0, 1: 120) were seen: rerun on them (220), and its new
+    # finals on seeds 10, 11 (320)
+    for seed in (0, 1):
+        fake_run(out, f"CartPole-v1__gpg__seed{seed}", [120.0] * 10, runs="superseded")
+        fake_run(out, f"CartPole-v1__gpg__seed{seed}", [220.0] * 10)
+        fake_run(out, f"CartPole-v1__gpg__seed{seed + 10}", [320.0] * 10)
+    (out / "random_scores.json").write_text(json.dumps({"CartPole-v1": {"mean": 20.0}, "Pendulum-v1": {"mean": -1200.0}}))
+    earlier = [{"folder": "superseded", "seeds": [0, 1], "why": "the first entry"}, {"seeds": [0, 1], "why": "rerun"}]
+    finals = {"CartPole-v1": {"gpg": {"seeds": [10, 11], "why": "the new entry", "earlier": earlier}}}
+    (out / "finals.json").write_text(json.dumps(finals))
+    report(suite, out)
+    headline = (out / "headline.md").read_text()
+    assert "| CartPole-v1 | 420.0 ± 0.0 (3) | 320.0 ± 0.0 (2) | 0.75; 0.75 |" in headline  # (320 - 20) / (420 - 20)
+    assert (
+        "- CartPole-v1, GPG, counted in the table: seeds 10, 11, the new entry: 320.0 ± 0.0 (2), PPO-normalised 0.75."
+        in headline
+    )
+    assert "  - Earlier, seeds 0, 1, the first entry: 120.0 ± 0.0 (2), PPO-normalised 0.25." in headline
+    assert "  - Earlier, seeds 0, 1, rerun: 220.0 ± 0.0 (2), PPO-normalised 0.50." in headline
+    # Both aggregates on as many runs per task as the setting with the fewest (GPG's 2 on CartPole): PPO's third seeds
+    # are left out; counting the earliest runs, CartPole's GPG is at 0.25 and Pendulum's at 0.9, so their IQM is 0.575
+    assert "on 2 runs per task." in headline
+    assert "Counting each of these tasks' earliest final runs instead: Across 2 tasks" in headline
+    iqm = scipy.stats.trim_mean([0.25, 0.25, 0.9, 0.9], 0.25)
+    assert f"final scores {iqm:.2f} [" in headline.split("earliest final runs instead")[1]
+    # A report of chosen seeds reads those seeds, whatever finals.json says
+    assert "| CartPole-v1 | gpg | 2 | 220.0 ± 0.0 |" in report(suite, out, seeds=[0, 1])
