@@ -370,3 +370,25 @@ def test_every_gpg_setting_of_every_suite_is_a_valid_entry_on_each_task():
                     assert isinstance(eval(entry["policy_kwargs"], {"nn": th.nn}), dict)
                 checked += 1
     assert checked > 50
+
+
+def test_study_summary_lists_the_best_trials_and_the_importances(tmp_path):
+    import optuna
+
+    from sb3_gpg.zoo.registry import sample_gpg_params, sample_gpg_rollout
+
+    storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(tmp_path / "study.log")))
+    study = optuna.create_study(study_name="s", storage=storage, sampler=optuna.samplers.RandomSampler(seed=0))
+    box = make_envs("CartPole-v1", 1, seed=0).observation_space
+    for score in (10.0, 30.0, 20.0, 5.0):
+        trial = study.ask()
+        n_envs = sample_gpg_rollout(trial, box)["n_envs"]
+        sample_gpg_params(trial, 2, n_envs, {})
+        study.tell(trial, score)
+    study.tell(study.ask(), state=optuna.trial.TrialState.PRUNED)
+    output = run(str(SCRIPTS / "study_summary.py"), "--storage", "study.log", "--study-name", "s", "--best", "2",
+                 "--out", "out", cwd=tmp_path)  # fmt: skip
+    assert "5 trials: 4 complete, 1 pruned." in output
+    best = [line for line in output.splitlines() if line.startswith("| 1 | 30.0 |") or line.startswith("| 2 | 20.0 |")]
+    assert len(best) == 2 and "n_envs=" in best[0] and "| 0 | 10.0 |" not in output  # the two best only
+    assert "| one_minus_gamma |" in output and (tmp_path / "out" / "s.png").stat().st_size > 10_000
