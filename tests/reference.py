@@ -184,6 +184,8 @@ class ReferenceGPG:
                             scales[step][env] = self.spread(levels[number:], bins_by_level[number:], key_of, step, env)
                         break
         group = [t for t in trajectories if in_group[t[0][0]][t[0][1]]]
+        # dealt to folds in the order they start in the rollout: by row, then by env
+        group = sorted(group, key=lambda t: (t[0][0], t[0][1]))
         if self.baseline != "bins" and len(group) >= 2:
             n_folds = min(self.baseline_kwargs["n_folds"], len(group))
             samples = [[(step, env) for step, env in t] for t in group]
@@ -237,7 +239,9 @@ class ReferenceGPG:
                      for j in range(size)] for i in range(size)]  # fmt: skip
             moments = [sum(x[i] * y for x, y in train) for i in range(size)]
             weights = np.linalg.solve(np.array(gram), np.array(moments))
-            return sum(w * q for w, q in zip(weights, query, strict=True))
+            prediction = sum(w * q for w, q in zip(weights, query, strict=True))
+            # no value outside the returns fitted on
+            return min(max(prediction, min(y for _, y in train)), max(y for _, y in train))
         rows = [x for x, _ in train] if scale_rows is None else scale_rows
         means = [sum(row[i] for row in rows) / len(rows) for i in range(len(query))]
         stds = [(sum((row[i] - means[i]) ** 2 for row in rows) / len(rows)) ** 0.5 or 1.0 for i in range(len(query))]

@@ -19,6 +19,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from sb3_gpg import GPG, GroupDictRolloutBuffer, GroupRolloutBuffer, MaskableGPG, RecurrentGPG
 from sb3_gpg.common.maskable.buffers import MaskableGroupRolloutBuffer
 from sb3_gpg.common.recurrent.buffers import RecurrentGroupRolloutBuffer
+from sb3_gpg.estimator.fitted_baselines import trajectory_folds
 from tests.conftest import RolloutEstimator, assert_estimate_matches
 from tests.reference import ReferenceGPG
 
@@ -265,3 +266,31 @@ def test_the_no_signal_warning_reads_the_fitted_baselines_not_the_bins():
                         baseline=baseline, seed=0)  # fmt: skip
             model.learn(3 * 128 * 4)
         assert sum("gives most samples no baseline" in str(warning.message) for warning in caught) == expected
+
+
+@pytest.mark.parametrize("truncated_returns", ["keep", "bootstrap"])
+def test_linear_baseline_stays_within_the_returns_when_envs_end_their_episodes_together(truncated_returns):
+    # Four envs in step whose 40-step episodes all end at row 8 of a 16-row rollout, as fixed-length episodes do:
+    # dealt env by env, every trajectory before the end fell in one fold and every one after it in the other, and
+    # each fold's cubic in the episode time, fitted on times 32-39 only, reached millions at times 0-7
+    n_steps, n_envs = 16, 4
+    rng = np.random.default_rng(0)
+    estimator = RolloutEstimator(n_envs, 0.99, 0.9, baseline="linear", truncated_returns=truncated_returns)
+    estimator.next_times[:] = 32
+    episode_starts = np.zeros((n_steps, n_envs), dtype=bool)
+    episode_starts[8] = True
+    dones = np.zeros(n_envs, dtype=bool)
+    observations = rng.normal(size=(n_steps, n_envs, 3)).astype(np.float32)
+    result = estimator(observations, rng.normal(size=(n_steps, n_envs)), episode_starts, dones, rng.normal(size=(n_envs, 3)))
+    assert result.returns.min() <= result.baselines.min() and result.baselines.max() <= result.returns.max()
+    assert np.abs(result.advantages).max() < 20
+
+
+def test_folds_are_dealt_in_the_order_trajectories_start():
+    # Trajectories numbered env by env (env 0: 0 before the end, 1 after; env 1: 2, 3; ...), starting at rows 0 and 8
+    ids = np.repeat(np.arange(8), 8)
+    first_rows = np.repeat(np.tile([0, 8], 4), 8)
+    folds = trajectory_folds(ids, 2, first_rows=first_rows)
+    for fold in (0, 1):
+        assert set(first_rows[folds == fold]) == {0, 8}  # each fold fits on both parts of the rollout
+    assert set(first_rows[trajectory_folds(ids, 2) == 0]) == {0}  # in the order of the ids: one part each

@@ -215,7 +215,12 @@ def _fitted_baselines(rollout: _Rollout, ids: np.ndarray, returns: np.ndarray, i
         holds a single trajectory (its bins' baselines are used then)
     """
     baseline, baseline_kwargs = rollout.options.baseline, rollout.options.baseline_kwargs or {}
-    folds = None if baseline == "bins" else trajectory_folds(ids, baseline_kwargs["n_folds"])
+    if baseline == "bins":
+        return None
+    # the row each sample's trajectory starts at (samples are env-major: n_steps rows of one env, then the next env's)
+    rows = np.flatnonzero(in_group) % len(rollout.episode_times)
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    folds = trajectory_folds(ids, baseline_kwargs["n_folds"], first_rows=rows[first][inverse])
     if folds is None:
         return None
     features = rollout.sample_features()[in_group]

@@ -90,6 +90,14 @@ def _ridge_solve(gram: np.ndarray, moments: np.ndarray, ridge: float) -> np.ndar
     return np.linalg.solve(gram + ridge * np.eye(len(gram)), moments)
 
 
+def _within(predictions: np.ndarray, returns: np.ndarray) -> np.ndarray:
+    """
+    :return: the linear fit's predictions clipped to the range of the returns it was fitted on: its cubic in the
+        episode time, fitted on some times only, would otherwise extrapolate to any value at the others
+    """
+    return np.clip(predictions, returns.min(), returns.max())
+
+
 def _knn_mean(train: np.ndarray, targets: np.ndarray, queries: np.ndarray, n_neighbors: int, max_samples: int) -> np.ndarray:
     """
     :param max_samples: the training rows searched: every ``ceil(n / max_samples)``-th when there are more (a
@@ -135,7 +143,7 @@ def cross_fitted_baselines(
         gram, moment = sum(grams), sum(moments)
         for fold in range(n_folds):
             weights = _ridge_solve(gram - grams[fold], moment - moments[fold], kwargs["ridge"])
-            baselines[folds == fold] = features[folds == fold] @ weights
+            baselines[folds == fold] = _within(features[folds == fold] @ weights, returns[folds != fold])
         return baselines
     for fold in range(n_folds):
         own = folds == fold
@@ -151,14 +159,18 @@ def fitted_values(
         are not among them), e.g. of the states after the rollout from the complete returns
     """
     if baseline == "linear":
-        return query_features @ _ridge_solve(features.T @ features, features.T @ returns, kwargs["ridge"])
+        return _within(query_features @ _ridge_solve(features.T @ features, features.T @ returns, kwargs["ridge"]), returns)
     return _knn_mean(features, returns, query_features, kwargs["n_neighbors"], kwargs["max_samples"])
 
 
-def trajectory_folds(trajectory_ids: np.ndarray, n_folds: int) -> np.ndarray | None:
+def trajectory_folds(trajectory_ids: np.ndarray, n_folds: int, first_rows: np.ndarray | None = None) -> np.ndarray | None:
     """
     :param trajectory_ids: trajectory of every sample, numbered 0, 1, ... in order of first appearance
     :param n_folds: the number of folds wanted
+    :param first_rows: the rollout row at which each sample's trajectory starts; given, the trajectories are dealt in
+        the order they start (by row, then by id), so that every fold holds trajectories of every part of the
+        rollout: dealt env by env, envs stepping together would put every trajectory before their episodes' end in one
+        fold and every one after it in the other, each fitted on episode times the other never reaches
     :return: the fold of every sample, trajectories dealt to folds in turn; None when the group holds a single
         trajectory (nothing to cross-fit from)
     """
@@ -166,4 +178,8 @@ def trajectory_folds(trajectory_ids: np.ndarray, n_folds: int) -> np.ndarray | N
     n_trajectories = int(dense.max()) + 1 if len(dense) else 0
     if n_trajectories < 2:
         return None
+    if first_rows is not None:
+        starts = np.empty(n_trajectories, dtype=np.int64)
+        starts[dense] = first_rows
+        dense = np.argsort(np.argsort(starts, kind="stable"), kind="stable")[dense]
     return dense % min(n_folds, n_trajectories)
