@@ -72,17 +72,15 @@ def earlier_runs(out: Path, finals: dict[str, dict[str, dict[str, Any]]]) -> lis
     return sets
 
 
-def with_earliest(counted: Found, sets: list[tuple[str, str, str, dict[int, Path]]]) -> Found:
+def earliest_sets(sets: list[tuple[str, str, str, dict[int, Path]]]) -> Found:
     """
-    :return: the counted runs with, for every (task, setting) that has earlier sets, the first of them instead
+    :return: per (task, setting name) that has earlier sets with finished runs, the first of them
     """
-    replaced = dict(counted)
-    seen = set()
+    earliest: Found = {}
     for env_id, name, _, runs in sets:
-        if (env_id, name) not in seen and runs:
-            replaced[(env_id, name)] = runs
-            seen.add((env_id, name))
-    return replaced
+        if runs:
+            earliest.setdefault((env_id, name), runs)
+    return earliest
 
 
 def disclosure(

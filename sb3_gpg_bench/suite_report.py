@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from sb3_gpg_bench.suite import Run, Suite
-from sb3_gpg_bench.suite_finals import counted_runs, disclosure, earlier_runs, read_finals, with_earliest
+from sb3_gpg_bench.suite_finals import counted_runs, disclosure, earlier_runs, earliest_sets, read_finals
 from sb3_gpg_bench.suite_timing import timing, wall_time_note, wall_times
 
 BOOTSTRAP_REPS = 2000
@@ -142,22 +142,24 @@ def _disclosure(
         PPO-normalised mean, and the aggregate that counts each task's earliest final runs instead
     """
     sets = earlier_runs(out, finals)
-    random = json.loads((out / "random_scores.json").read_text())
 
-    def in_words(env_id: str, final: dict[int, float]) -> str:
+    def in_words(final: dict[int, float], normalised_final: dict[int, float] | None) -> str:
         words = f"{_mean_std(final)} ({len(final)})"
-        if (env_id, "ppo") in scored and env_id in random:
-            floor, ppo = random[env_id]["mean"], float(np.mean(list(scored[(env_id, "ppo")][0].values())))
-            if ppo > floor:
-                words += f", PPO-normalised {(float(np.mean(list(final.values()))) - floor) / (ppo - floor):.2f}"
-        return words
+        return words if normalised_final is None else f"{words}, PPO-normalised {np.mean(list(normalised_final.values())):.2f}"
 
-    summaries = {key: in_words(key[0], scored[key][0]) for key in scored if key[0] in finals and key[1] in finals[key[0]]}
-    summaries |= {(env_id, why): in_words(env_id, scores(runs)[0]) for env_id, _, why, runs in sets if runs}
+    summaries = {
+        (env_id, name): in_words(scored[(env_id, name)][0], per_metric[0].get(name, {}).get(env_id))
+        for env_id, name in scored
+        if name in finals.get(env_id, {})
+    }
+    for env_id, name, why, runs in sets:
+        if runs:
+            earlier = {**scored, (env_id, name): scores(runs)}
+            earlier_normalised = normalised(suite, out, [env_id], earlier, 0)[0].get(name, {}).get(env_id)
+            summaries[(env_id, why)] = in_words(earlier[(env_id, name)][0], earlier_normalised)
     earliest_summary = ""
     if any(runs for *_, runs in sets):
-        earliest = {key: scores(runs) for key, runs in with_earliest({}, sets).items()}
-        earliest = {**scored, **earliest}
+        earliest = {**scored, **{key: scores(runs) for key, runs in earliest_sets(sets).items()}}
         earliest_metric = {metric: normalised(suite, out, tasks, earliest, metric)[0] for metric in (0, 1)}
         earliest_summary = aggregate(suite, out, tasks, earliest_metric, set(), write=False)[1]
     return disclosure(finals, sets, summaries, earliest_summary)
