@@ -429,14 +429,16 @@ def test_learns_cartpole_within_a_step_budget():
 # Swap guards: a group that gives no signal, a file saved by another algorithm
 
 
-def no_signal_warnings(env_id: str, n_envs: int, n_steps: int, rollouts: int, **kwargs) -> list[str]:
+def no_signal_warnings(
+    env_id: str, n_envs: int, n_steps: int, rollouts: int, match: str = "GPG's group gives most samples no baseline", **kwargs
+) -> list[str]:
     env = make_vec_env(env_id, n_envs=n_envs, seed=0, env_kwargs={"render_mode": None, **kwargs.pop("env_kwargs", {})})
     # One minibatch per rollout and epoch: the check reads the rollouts, the update only costs time here
     model = GPG("MlpPolicy", env, n_steps=n_steps, batch_size=n_steps * n_envs, n_epochs=1, seed=0, **kwargs)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model.learn(rollouts * n_steps * n_envs)
-    return [str(warning.message) for warning in caught if "GPG's group gives most samples no baseline" in str(warning.message)]
+    return [str(warning.message) for warning in caught if match in str(warning.message)]
 
 
 def shipped_and_paper_settings():
@@ -483,24 +485,17 @@ def test_no_signal_warning_fires_once_per_learn_call_with_the_numbers(env_id, n_
     assert f"n_steps x n_envs = {n_steps} x 1 samples" in message and "a longer n_steps" in message
 
 
-def flat_warnings(env_id: str, n_envs: int, n_steps: int, rollouts: int) -> list[str]:
-    model = GPG(
-        "MlpPolicy", make_vec_env(env_id, n_envs=n_envs, seed=0), n_steps=n_steps, batch_size=n_steps * n_envs, n_epochs=1
-    )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model.learn(rollouts * n_steps * n_envs)
-    return [str(warning.message) for warning in caught if "rollouts in a row" in str(warning.message)]
+FLAT = "rollouts in a row"
 
 
 def test_equal_returns_rollout_after_rollout_warn_once_at_any_point():
     # MountainCar-v0's 200-step episodes fill 200-step rollouts exactly, and a random policy never reaches the goal:
     # every time bin holds the same return of -1 per step, so every advantage is 0, from the first rollout to the last
-    (message,) = flat_warnings("MountainCar-v0", 2, 200, rollouts=FLAT_ROLLOUTS_WARNING + 5)
+    (message,) = no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING + 5, match=FLAT)
     assert f"no signal for {FLAT_ROLLOUTS_WARNING} rollouts in a row" in message and "n_envs" in message
-    assert flat_warnings("MountainCar-v0", 2, 200, rollouts=FLAT_ROLLOUTS_WARNING - 1) == []
+    assert no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING - 1, match=FLAT) == []
     # Where returns differ (CartPole's episodes end at different times), it stays silent
-    assert flat_warnings("CartPole-v1", 2, 64, rollouts=FLAT_ROLLOUTS_WARNING + 2) == []
+    assert no_signal_warnings("CartPole-v1", 2, 64, FLAT_ROLLOUTS_WARNING + 2, match=FLAT) == []
 
 
 def test_loading_a_file_saved_by_ppo_names_it(tmp_path):
