@@ -290,7 +290,7 @@ def test_folds_are_dealt_in_the_order_trajectories_start():
     # Trajectories numbered env by env (env 0: 0 before the end, 1 after; env 1: 2, 3; ...), starting at rows 0 and 8
     ids = np.repeat(np.arange(8), 8)
     first_rows = np.repeat(np.tile([0, 8], 4), 8)
-    folds = trajectory_folds(ids, 2, first_rows=first_rows)
+    folds = trajectory_folds(ids, 2, rows=first_rows + np.tile(np.arange(8), 8))
     for fold in (0, 1):
         assert set(first_rows[folds == fold]) == {0, 8}  # each fold fits on both parts of the rollout
     assert set(first_rows[trajectory_folds(ids, 2) == 0]) == {0}  # in the order of the ids: one part each

@@ -217,10 +217,9 @@ def _fitted_baselines(rollout: _Rollout, ids: np.ndarray, returns: np.ndarray, i
     baseline, baseline_kwargs = rollout.options.baseline, rollout.options.baseline_kwargs or {}
     if baseline == "bins":
         return None
-    # the row each sample's trajectory starts at (samples are env-major: n_steps rows of one env, then the next env's)
+    # each sample's rollout row (samples are env-major: n_steps rows of one env, then the next env's)
     rows = np.flatnonzero(in_group) % len(rollout.episode_times)
-    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-    folds = trajectory_folds(ids, baseline_kwargs["n_folds"], first_rows=rows[first][inverse])
+    folds = trajectory_folds(ids, baseline_kwargs["n_folds"], rows=rows)
     if folds is None:
         return None
     features = rollout.sample_features()[in_group]

@@ -163,23 +163,21 @@ def fitted_values(
     return _knn_mean(features, returns, query_features, kwargs["n_neighbors"], kwargs["max_samples"])
 
 
-def trajectory_folds(trajectory_ids: np.ndarray, n_folds: int, first_rows: np.ndarray | None = None) -> np.ndarray | None:
+def trajectory_folds(trajectory_ids: np.ndarray, n_folds: int, rows: np.ndarray | None = None) -> np.ndarray | None:
     """
     :param trajectory_ids: trajectory of every sample, numbered 0, 1, ... in order of first appearance
     :param n_folds: the number of folds wanted
-    :param first_rows: the rollout row at which each sample's trajectory starts; given, the trajectories are dealt in
-        the order they start (by row, then by id), so that every fold holds trajectories of every part of the
-        rollout: dealt env by env, envs stepping together would put every trajectory before their episodes' end in one
-        fold and every one after it in the other, each fitted on episode times the other never reaches
+    :param rows: the rollout row of every sample; given, the trajectories are dealt in the order they start (by the
+        row of their first sample, then by id), so that every fold holds trajectories of every part of the rollout:
+        dealt env by env, envs stepping together would put every trajectory before their episodes' end in one fold and
+        every one after it in the other, each fitted on episode times the other never reaches
     :return: the fold of every sample, trajectories dealt to folds in turn; None when the group holds a single
         trajectory (nothing to cross-fit from)
     """
-    _, dense = np.unique(trajectory_ids, return_inverse=True)
+    _, first, dense = np.unique(trajectory_ids, return_index=True, return_inverse=True)
     n_trajectories = int(dense.max()) + 1 if len(dense) else 0
     if n_trajectories < 2:
         return None
-    if first_rows is not None:
-        starts = np.empty(n_trajectories, dtype=np.int64)
-        starts[dense] = first_rows
-        dense = np.argsort(np.argsort(starts, kind="stable"), kind="stable")[dense]
+    if rows is not None:
+        dense = np.argsort(np.argsort(rows[first], kind="stable"), kind="stable")[dense]
     return dense % min(n_folds, n_trajectories)
