@@ -11,7 +11,7 @@ from gymnasium import spaces
 from sb3_gpg import GroupDictRolloutBuffer, GroupRolloutBuffer
 from sb3_gpg.estimator.binning import columns_to_keys
 from sb3_gpg.estimator.group_baseline import first_visit_bins, group_baselines
-from tests.conftest import RolloutEstimator, assert_estimate_matches
+from tests.helpers import RandomRollouts, RolloutEstimator, assert_buffer_matches, assert_estimate_matches, fill_buffer
 from tests.reference import ReferenceGPG
 
 
@@ -33,8 +33,8 @@ def test_buffer_matches_reference_over_consecutive_rollouts(group_case):
 
 @pytest.mark.parametrize("leave_one_out", [False, True])
 @pytest.mark.parametrize("min_bin_count", [1, 2])
-def test_state_binning_matches_reference(leave_one_out, min_bin_count, random_rollouts):
-    rollouts = random_rollouts(seed=7)
+def test_state_binning_matches_reference(leave_one_out, min_bin_count):
+    rollouts = RandomRollouts(seed=7)
     options = dict(gamma=0.9, n_envs=rollouts.n_envs, leave_one_out=leave_one_out, min_bin_count=min_bin_count)
     rollout = rollouts.one(discrete=True)
     result = RolloutEstimator(binning="state", **options)(rollout.observations.astype(np.int64), *rollout[1:])
@@ -42,8 +42,8 @@ def test_state_binning_matches_reference(leave_one_out, min_bin_count, random_ro
 
 
 @pytest.mark.parametrize("options", [{}, dict(truncated_returns="bootstrap", advantage_scale="bin_std")])
-def test_dict_buffer_bins_on_all_keys(options, random_rollouts, assert_matches_reference, fill):
-    rollouts = random_rollouts(seed=3)
+def test_dict_buffer_bins_on_all_keys(options):
+    rollouts = RandomRollouts(seed=3)
     space = spaces.Dict({"a": spaces.Box(-10, 10, (2,), np.float32), "b": spaces.Box(-10, 10, (1,), np.float32)})
     options = dict(gamma=0.9, n_envs=rollouts.n_envs, binning="spatial_time", bin_size=0.5, **options)
     buffer = GroupDictRolloutBuffer(rollouts.n_steps, space, spaces.Discrete(2), "cpu", **options)
@@ -52,8 +52,8 @@ def test_dict_buffer_bins_on_all_keys(options, random_rollouts, assert_matches_r
     def as_dict(obs):
         return {"a": obs[..., :2], "b": obs[..., 2:]}
 
-    fill(buffer, as_dict(rollout.observations), rollout.rewards, rollout.episode_starts)
-    assert_matches_reference(buffer, ReferenceGPG(**options), rollout, as_dict)
+    fill_buffer(buffer, as_dict(rollout.observations), rollout.rewards, rollout.episode_starts)
+    assert_buffer_matches(buffer, ReferenceGPG(**options), rollout, as_dict)
 
 
 # Hand-computed: gamma = 1, rewards all 1; env 0 runs one 3-step episode (done at the end);
@@ -63,19 +63,16 @@ HAND_STARTS = np.array([[1, 1], [0, 0], [0, 1]], dtype=np.float32)
 HAND_DONES = np.array([True, False])
 
 
-@pytest.fixture
-def hand_buffer(fill):
-    """``hand_buffer(**options)``: a buffer of options holding the hand-computed rollout, its advantages computed."""
-
-    def make(**kwargs):
-        buffer = GroupRolloutBuffer(
-            3, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", gamma=1.0, n_envs=2, **kwargs
-        )
-        fill(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), HAND_STARTS)
-        buffer.compute_returns_and_advantage(th.zeros(2), HAND_DONES)
-        return buffer
-
-    return make
+def hand_buffer(**kwargs) -> GroupRolloutBuffer:
+    """
+    :return: a buffer of the group options ``kwargs`` holding the hand-computed rollout, its advantages computed
+    """
+    buffer = GroupRolloutBuffer(
+        3, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", gamma=1.0, n_envs=2, **kwargs
+    )
+    fill_buffer(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), HAND_STARTS)
+    buffer.compute_returns_and_advantage(th.zeros(2), HAND_DONES)
+    return buffer
 
 
 @pytest.mark.parametrize(
@@ -95,14 +92,14 @@ def hand_buffer(fill):
         (dict(binning="time", truncated_returns="mask"), [[0.5, -0.5], [0.5, -0.5], [0, 0]]),
     ],
 )
-def test_hand_computed(kwargs, advantages, hand_buffer):
+def test_hand_computed(kwargs, advantages):
     buffer = hand_buffer(**kwargs)
     np.testing.assert_allclose(buffer.returns, [[3, 2], [2, 1], [1, 1]])
     np.testing.assert_allclose(buffer.advantages, advantages)
     np.testing.assert_allclose(buffer.values, buffer.returns - buffer.advantages)
 
 
-def test_hand_computed_bootstrap(hand_buffer):
+def test_hand_computed_bootstrap():
     # env 1's last trajectory (t=0 at row 2) is cut; the next state has t=1, where the complete returns are {2, 1}:
     # its return 1 becomes 1 + 1.5. Then t=0 {3, 2, 2.5} mean 2.5; t=1 {2, 1} mean 1.5; t=2 {1}
     buffer = hand_buffer(binning="time", truncated_returns="bootstrap")
@@ -116,7 +113,7 @@ def test_hand_computed_bootstrap(hand_buffer):
     assert buffer.group_stats["bootstrapped_share"] == 0.0
 
 
-def test_hand_computed_bin_std(hand_buffer):
+def test_hand_computed_bin_std():
     # t=0 {3, 2, 1}: std sqrt(2/3); t=1 {2, 1}: std 0.5; t=2 {1} has one return: universal's {3, 2, 1}, sqrt(2/3)
     buffer = hand_buffer(binning="time", advantage_scale="bin_std")
     std = np.sqrt(2 / 3)
@@ -125,42 +122,48 @@ def test_hand_computed_bin_std(hand_buffer):
     assert buffer.group_stats["scale_fallback_share"] == pytest.approx(1 / 6)
 
 
-def test_bootstrap_of_observation_bins_needs_the_last_observation(hand_buffer):
+def test_bootstrap_of_observation_bins_needs_the_last_observation():
     with pytest.raises(ValueError, match="last_obs"):
         hand_buffer(binning="spatial", truncated_returns="bootstrap")
 
 
-def test_leave_one_out_with_a_single_trajectory_gives_zero_advantage(fill):
+def test_leave_one_out_with_a_single_trajectory_gives_zero_advantage():
     buffer = GroupRolloutBuffer(
         4, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", n_envs=1, leave_one_out=True
     )
-    fill(buffer, np.zeros((4, 1, 1), np.float32), np.ones((4, 1), np.float32), np.array([[1], [0], [0], [0]], np.float32))
+    fill_buffer(
+        buffer, np.zeros((4, 1, 1), np.float32), np.ones((4, 1), np.float32), np.array([[1], [0], [0], [0]], np.float32)
+    )
     buffer.compute_returns_and_advantage(th.zeros(1), np.array([True]))
     np.testing.assert_array_equal(buffer.advantages, 0.0)
     assert buffer.group_stats["no_baseline_share"] == 1.0
 
 
-def test_episode_time_carries_across_rollouts(fill):
+def test_episode_time_carries_across_rollouts():
     buffer = GroupRolloutBuffer(3, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", n_envs=2)
-    fill(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), HAND_STARTS)
+    fill_buffer(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), HAND_STARTS)
     buffer.compute_returns_and_advantage(th.zeros(2), np.array([False, False]))
     np.testing.assert_array_equal(buffer.episode_times, [[0, 0], [1, 1], [2, 0]])
     # Next rollout: env 0's episode ended (starts anew), env 1's goes on counting
-    fill(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), np.array([[1, 0], [0, 0], [0, 0]], np.float32))
+    fill_buffer(
+        buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), np.array([[1, 0], [0, 0], [0, 0]], np.float32)
+    )
     buffer.compute_returns_and_advantage(th.zeros(2), np.array([False, False]))
     np.testing.assert_array_equal(buffer.episode_times, [[0, 1], [1, 2], [2, 3]])
 
 
-def test_episode_time_carries_across_a_rollout_stopped_early(fill):
+def test_episode_time_carries_across_a_rollout_stopped_early():
     buffer = GroupRolloutBuffer(3, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", n_envs=2)
     # A callback stops the rollout after 2 of 3 steps: the next rollout (reset first) goes on counting from there
-    fill(buffer, np.zeros((2, 2, 1), np.float32), np.ones((2, 2), np.float32), np.array([[1, 1], [0, 1]], np.float32))
-    fill(buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), np.array([[0, 1], [0, 0], [0, 0]], np.float32))
+    fill_buffer(buffer, np.zeros((2, 2, 1), np.float32), np.ones((2, 2), np.float32), np.array([[1, 1], [0, 1]], np.float32))
+    fill_buffer(
+        buffer, np.zeros((3, 2, 1), np.float32), np.ones((3, 2), np.float32), np.array([[0, 1], [0, 0], [0, 0]], np.float32)
+    )
     buffer.compute_returns_and_advantage(th.zeros(2), np.array([False, False]))
     np.testing.assert_array_equal(buffer.episode_times, [[2, 0], [3, 1], [4, 2]])
 
 
-def test_diagnostics(hand_buffer):
+def test_diagnostics():
     buffer = hand_buffer(binning="time")
     stats = buffer.group_stats
     assert stats["n_bins"] == 3
@@ -172,13 +175,13 @@ def test_diagnostics(hand_buffer):
     assert stats["zero_advantage_share"] == pytest.approx(2 / 6)  # env 1 at t=0 (its return is the mean), env 0 at t=2
 
 
-def test_zero_advantage_share_counts_bins_of_equal_returns(hand_buffer, fill):
+def test_zero_advantage_share_counts_bins_of_equal_returns():
     # A constant reward and no episode end: every return at one episode time is the same, so no advantage is informed,
     # although no sample's bin holds its own trajectory alone (the no-signal warning's measure)
     buffer = GroupRolloutBuffer(4, spaces.Box(-1, 1, (1,), np.float32), spaces.Discrete(2), "cpu", gamma=0.9, n_envs=3)
     starts = np.zeros((4, 3), np.float32)
     starts[0] = 1  # three episodes that start together and outlast the rollout
-    fill(buffer, np.zeros((4, 3, 1), np.float32), -np.ones((4, 3), np.float32), starts)
+    fill_buffer(buffer, np.zeros((4, 3, 1), np.float32), -np.ones((4, 3), np.float32), starts)
     buffer.compute_returns_and_advantage(th.zeros(3), np.zeros(3, dtype=bool))
     assert buffer.group_stats["zero_advantage_share"] == 1.0
     assert buffer.group_stats["own_baseline_share"] == 0.0

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 import torch as th
 from gymnasium import spaces
-from sb3_contrib import MaskablePPO
 from sb3_contrib.common.envs import InvalidActionEnvDiscrete, InvalidActionEnvMultiBinary, InvalidActionEnvMultiDiscrete
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from sb3_contrib.common.maskable.evaluation import evaluate_policy
@@ -16,7 +15,6 @@ from stable_baselines3.common.envs import IdentityEnv
 
 from sb3_gpg import GPG, MaskableGPG
 from sb3_gpg.common.maskable.buffers import MaskableGroupDictRolloutBuffer, MaskableGroupRolloutBuffer
-from sb3_gpg.common.maskable.policies import MaskableActorOnlyPolicy
 
 # Identity envs draw every state afresh: one bin for all (as GRPO) fits them, and short rollouts keep tests fast
 SMALL = dict(n_steps=64, batch_size=32, n_epochs=2, binning="universal")
@@ -128,37 +126,6 @@ def test_several_envs_and_the_maskable_eval_callback():
     assert callback.last_mean_reward >= 90  # -inf until the callback has evaluated
 
 
-def test_dict_observations_with_action_masker():
-    from stable_baselines3.common.envs import SimpleMultiObsEnv
-
-    env = ActionMasker(SimpleMultiObsEnv(random_start=False), lambda env: np.array([True, True, False, True]))
-    model = MaskableGPG("MultiInputPolicy", env, seed=0, **SMALL).learn(128)
-    assert isinstance(model.rollout_buffer, MaskableGroupDictRolloutBuffer)
-    action, _ = model.predict(model.observation_space.sample(), action_masks=np.array([False, False, True, False]))
-    assert action == 2
-
-
-def test_save_load_keeps_everything_and_training_goes_on(tmp_path):
-    env = InvalidActionEnvDiscrete(dim=10, n_invalid_actions=8)
-    model = MaskableGPG("MlpPolicy", env, seed=0, **{**SMALL, "binning": "spatial"}, bin_size=0.5, leave_one_out=True).learn(
-        128
-    )
-    model.save(tmp_path / "model")
-    loaded = MaskableGPG.load(tmp_path / "model", env=env)
-    assert (loaded.binning, loaded.bin_size, loaded.leave_one_out) == ("spatial", 0.5, True)
-    assert isinstance(loaded.policy, MaskableActorOnlyPolicy)
-    obs = np.stack([env.observation_space.sample() for _ in range(8)])
-    masks = np.tile(np.eye(10, dtype=bool)[3], (8, 1)) | np.eye(10, dtype=bool)[np.arange(8)]
-    np.testing.assert_array_equal(
-        model.predict(obs, action_masks=masks, deterministic=True)[0],
-        loaded.predict(obs, action_masks=masks, deterministic=True)[0],
-    )
-    for name, tensor in model.policy.state_dict().items():
-        th.testing.assert_close(tensor, loaded.policy.state_dict()[name])
-    loaded.learn(128, reset_num_timesteps=False)
-    assert loaded.num_timesteps == 256
-
-
 def test_non_maskable_policy_is_refused():
     with pytest.raises(
         ValueError, match=r"MaskableGPG needs an actor-only policy \(.*MaskableActorOnlyPolicy\), got ActorOnlyPolicy"
@@ -199,16 +166,6 @@ def test_all_masked_sub_action_of_multidiscrete_is_named():
 def test_continuous_actions_are_refused():
     with pytest.raises(AssertionError, match="only supports"):
         MaskableGPG("MlpPolicy", "Pendulum-v1")
-
-
-def test_loading_across_the_two_families_names_the_saver(tmp_path):
-    env = InvalidActionEnvDiscrete(dim=4, n_invalid_actions=1)
-    MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32).save(tmp_path / "ppo_mask")
-    with pytest.raises(ValueError, match=r"saved by MaskablePPO .*, not by MaskableGPG"):
-        MaskableGPG.load(tmp_path / "ppo_mask")
-    MaskableGPG("MlpPolicy", env, **SMALL).save(tmp_path / "gpg_mask")
-    with pytest.raises(ValueError, match=r"saved by MaskableGPG .*, not by GPG: load it with sb3_gpg.MaskableGPG.load"):
-        GPG.load(tmp_path / "gpg_mask")
 
 
 def test_get_action_masks_feeds_predict():

@@ -20,12 +20,12 @@ from sb3_contrib.common.maskable.utils import get_action_masks
 from sb3_contrib.common.recurrent.type_aliases import RNNStates
 from sb3_contrib.common.wrappers import ActionMasker
 from stable_baselines3.common.env_util import make_vec_env
-from stable_baselines3.common.envs import IdentityEnv, SimpleMultiObsEnv
+from stable_baselines3.common.envs import IdentityEnv
 from stable_baselines3.common.evaluation import evaluate_policy as sb3_evaluate_policy
 from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg import MaskableGPG, MaskableRecurrentGPG, RecurrentGPG
-from sb3_gpg.common.envs import MaskedCueEnv, MaskedTMazeEnv
+from sb3_gpg.common.envs import MaskedCueEnv
 from sb3_gpg.common.maskable.utils import mask_sizes
 from sb3_gpg.common.maskable_recurrent.buffers import (
     MaskableRecurrentGroupDictRolloutBuffer,
@@ -33,7 +33,7 @@ from sb3_gpg.common.maskable_recurrent.buffers import (
 )
 from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
 from sb3_gpg.common.maskable_recurrent.evaluation import evaluate_policy
-from sb3_gpg.common.maskable_recurrent.policies import MaskableRecurrentActorOnlyPolicy
+from tests.helpers import RandomRollouts, assert_buffer_matches, collect_rollout, fill_buffer
 from tests.reference import ReferenceGPG
 
 LSTM_SIZE, N_ACTIONS = 4, 4
@@ -104,14 +104,14 @@ STATE_AWARE = [
 
 
 @pytest.mark.parametrize("options", STATE_AWARE, ids=lambda options: "-".join(map(str, options.values())))
-def test_buffer_matches_reference_with_state_aware_options(options, random_rollouts, fill, assert_matches_reference):
-    rollouts = random_rollouts(seed=7)
+def test_buffer_matches_reference_with_state_aware_options(options):
+    rollouts = RandomRollouts(seed=7)
     kwargs = dict(gamma=0.9, bin_size=0.7, baseline_kwargs={"n_neighbors": 5} if options["baseline"] == "knn" else None)
     buffer = make_buffer(rollouts.n_steps, rollouts.observation_space, rollouts.n_envs, **kwargs, **options)
     reference = ReferenceGPG(rollouts.n_envs, **kwargs, **options)
     for rollout in rollouts.consecutive(2):
-        fill(buffer, rollout.observations, rollout.rewards, rollout.episode_starts, masks_and_states)
-        assert_matches_reference(buffer, reference, rollout)
+        fill_buffer(buffer, rollout.observations, rollout.rewards, rollout.episode_starts, masks_and_states)
+        assert_buffer_matches(buffer, reference, rollout)
 
 
 def test_dict_buffer_yields_masks_in_sequences():
@@ -140,9 +140,9 @@ def cue_envs(n_envs: int, seed: int) -> VecEnv:
     return make_vec_env(MaskedCueEnv, n_envs=n_envs, seed=seed)
 
 
-def test_rollout_keeps_each_mask_with_its_sample_and_the_update_replays_it(one_rollout):
+def test_rollout_keeps_each_mask_with_its_sample_and_the_update_replays_it():
     model = MaskableRecurrentGPG("MlpLstmPolicy", cue_envs(2, seed=0), seed=0, **SMALL)
-    buffer = one_rollout(model)
+    buffer = collect_rollout(model)
     # MaskedCueEnv shows its current mask in the observation, after the two cue entries
     np.testing.assert_array_equal(buffer.action_masks, buffer.observations[..., 2:])
     assert buffer.action_masks[np.arange(64)[:, None], np.arange(2), buffer.actions[..., 0].astype(int)].all()
@@ -252,37 +252,6 @@ def test_with_every_action_valid_it_trains_as_recurrent_gpg():
 def test_without_masking_it_trains_on_an_env_without_masks():
     model = MaskableRecurrentGPG("MlpLstmPolicy", IdentityEnv(4), seed=0, **SMALL).learn(128, use_masking=False)
     assert model.rollout_buffer.action_masks.all()  # the buffer's masks allowed everything in the update too
-
-
-def test_save_load_keeps_everything_and_training_goes_on(tmp_path):
-    env = make_vec_env(MaskedTMazeEnv, n_envs=2, seed=0)
-    options = dict(binning="spatial_time", bin_size=0.5, leave_one_out=True, gae_lambda=0.9)
-    model = MaskableRecurrentGPG("MlpLstmPolicy", env, seed=0, **options, **SMALL).learn(128)
-    model.save(tmp_path / "model")
-    loaded = MaskableRecurrentGPG.load(tmp_path / "model", env=env)
-    assert {name: getattr(loaded, name) for name in options} == options
-    assert isinstance(loaded.policy, MaskableRecurrentActorOnlyPolicy) and loaded.policy.lstm_actor.hidden_size == 8
-    for name, tensor in model.policy.state_dict().items():
-        th.testing.assert_close(tensor, loaded.policy.state_dict()[name])
-    obs, masks = env.reset(), get_action_masks(env)
-    actions, state = model.predict(obs, action_masks=masks, deterministic=True)
-    actions_loaded, state_loaded = loaded.predict(obs, action_masks=masks, deterministic=True)
-    np.testing.assert_array_equal(actions, actions_loaded)
-    np.testing.assert_allclose(state[0], state_loaded[0])
-    assert masks[np.arange(2), actions].all()
-    loaded.learn(128, reset_num_timesteps=False)
-    assert loaded.num_timesteps == 256 and isinstance(loaded.rollout_buffer, MaskableRecurrentGroupRolloutBuffer)
-
-
-def test_dict_observations_and_predict_with_masks_and_states():
-    env = ActionMasker(SimpleMultiObsEnv(random_start=False), lambda env: np.array([True, True, False, True]))
-    model = MaskableRecurrentGPG("MultiInputLstmPolicy", env, seed=0, **SMALL).learn(128)
-    assert isinstance(model.rollout_buffer, MaskableRecurrentGroupDictRolloutBuffer)
-    obs = model.observation_space.sample()
-    action, state = model.predict(obs, action_masks=np.array([False, False, True, False]))
-    assert action == 2 and state[0].shape == (1, 1, 8)
-    action, next_state = model.predict(obs, state=state, action_masks=np.array([True, False, False, False]))
-    assert action == 0 and not np.allclose(next_state[0], state[0])
 
 
 def test_get_action_masks_feeds_predict():

@@ -10,12 +10,12 @@ from gymnasium import spaces
 from sb3_contrib import RecurrentPPO
 from sb3_contrib.common.recurrent.type_aliases import RNNStates
 from stable_baselines3.common.env_util import make_vec_env
-from stable_baselines3.common.envs import SimpleMultiObsEnv
 from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG, RecurrentGPG
 from sb3_gpg.common.recurrent.buffers import RecurrentGroupDictRolloutBuffer, RecurrentGroupRolloutBuffer
 from sb3_gpg.common.recurrent.policies import RecurrentActorOnlyPolicy
+from tests.helpers import ActionRecorder, collect_rollout
 
 LSTM_SIZE = 4
 SMALL = dict(n_steps=64, batch_size=64, n_epochs=2, policy_kwargs=dict(lstm_hidden_size=8, net_arch=[16]))
@@ -77,9 +77,9 @@ def test_lstm_states_reset_at_episode_starts():
     assert not th.allclose(states[0][:, 1], states_fresh[0][:, 1])  # carried on
 
 
-def test_rollout_stores_the_states_each_step_started_from(one_rollout):
+def test_rollout_stores_the_states_each_step_started_from():
     model = RecurrentGPG("MlpLstmPolicy", make_vec_env("CartPole-v1", n_envs=2, seed=0), seed=0, **SMALL)
-    buffer = one_rollout(model)  # (n_steps, layers, n_envs, hidden)
+    buffer = collect_rollout(model)  # (n_steps, layers, n_envs, hidden)
     observations = th.as_tensor(buffer.observations)
     for env in range(2):
         state = (
@@ -123,30 +123,6 @@ def test_learns_cartpole_without_velocities(one_torch_thread):
     assert mean_return >= LEARN_THRESHOLD
 
 
-def test_dict_observations():
-    model = RecurrentGPG("MultiInputLstmPolicy", SimpleMultiObsEnv(random_start=False), seed=0, **SMALL).learn(128)
-    assert isinstance(model.rollout_buffer, RecurrentGroupDictRolloutBuffer)
-
-
-def test_save_load_keeps_everything_and_predict_carries_states(tmp_path):
-    env = make_vec_env("CartPole-v1", n_envs=2, seed=0)
-    model = RecurrentGPG("MlpLstmPolicy", env, seed=0, binning="spatial_time", bin_size=0.5, **SMALL).learn(128)
-    model.save(tmp_path / "model")
-    loaded = RecurrentGPG.load(tmp_path / "model", env=env)
-    assert (loaded.binning, loaded.bin_size, loaded.policy.lstm_actor.hidden_size) == ("spatial_time", 0.5, 8)
-    for name, tensor in model.policy.state_dict().items():
-        th.testing.assert_close(tensor, loaded.policy.state_dict()[name])
-    obs = env.reset()
-    actions, state = model.predict(obs, deterministic=True)
-    actions_loaded, state_loaded = loaded.predict(obs, deterministic=True)
-    np.testing.assert_array_equal(actions, actions_loaded)
-    np.testing.assert_allclose(state[0], state_loaded[0])
-    _, next_state = model.predict(obs, state=state, episode_start=np.zeros(2, dtype=bool))
-    assert not np.allclose(next_state[0], state[0])  # the state moves on from the one given
-    loaded.learn(128, reset_num_timesteps=False)
-    assert loaded.num_timesteps == 256
-
-
 def test_one_lstm_and_about_half_of_recurrent_ppos_parameters():
     gpg = RecurrentGPG("MlpLstmPolicy", "CartPole-v1").policy
     ppo = RecurrentPPO("MlpLstmPolicy", "CartPole-v1").policy
@@ -174,20 +150,14 @@ def test_non_recurrent_policy_is_refused():
         RecurrentGPG(GPG.policy_aliases["MlpPolicy"], "CartPole-v1")
 
 
-def test_loading_a_recurrent_ppo_file_names_it(tmp_path):
-    RecurrentPPO("MlpLstmPolicy", "CartPole-v1", n_steps=32, batch_size=32).save(tmp_path / "ppo_lstm")
-    with pytest.raises(ValueError, match=r"saved by RecurrentPPO .*, not by RecurrentGPG"):
-        RecurrentGPG.load(tmp_path / "ppo_lstm")
-
-
-def test_box_actions_and_gsde_replay_in_the_update(record_actions, one_rollout):
+def test_box_actions_and_gsde_replay_in_the_update():
     # The update's first pass must see the rollout's action distribution again: every ratio is 1, so the stored
     # log-probabilities, LSTM states and (unclipped) actions line up with the sequences the update evaluates, gSDE's
     # state-dependent spread included; the env got the actions clipped to its bounds
-    env = record_actions(gym.make("Pendulum-v1"))
+    env = ActionRecorder(gym.make("Pendulum-v1"))
     wide = {**SMALL["policy_kwargs"], "log_std_init": 1.0}  # some actions fall outside Pendulum's [-2, 2]
     model = RecurrentGPG("MlpLstmPolicy", env, use_sde=True, seed=0, **{**SMALL, "policy_kwargs": wide})
-    buffer = one_rollout(model)
+    buffer = collect_rollout(model)
     stored = buffer.actions[:, 0]
     assert np.any(np.abs(stored) > 2.0)
     np.testing.assert_array_equal(np.stack(env.actions), np.clip(stored, -2.0, 2.0))

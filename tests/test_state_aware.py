@@ -20,7 +20,7 @@ from sb3_gpg import GPG, GroupDictRolloutBuffer, GroupRolloutBuffer, MaskableGPG
 from sb3_gpg.common.maskable.buffers import MaskableGroupRolloutBuffer
 from sb3_gpg.common.recurrent.buffers import RecurrentGroupRolloutBuffer
 from sb3_gpg.estimator.fitted_baselines import trajectory_folds
-from tests.conftest import RolloutEstimator, assert_estimate_matches
+from tests.helpers import RolloutEstimator, assert_estimate_matches
 from tests.reference import ReferenceGPG
 
 N_STEPS, N_ENVS, OBS_DIM, GAMMA = 13, 4, 2, 0.9

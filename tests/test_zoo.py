@@ -38,6 +38,15 @@ from sb3_gpg.zoo.registry import MAX_ROLLOUT_POW, SEARCHED_BINNINGS
 QUICK_TRAIN = ["--env", "CartPole-v1", "-n", "2048", "--eval-freq", "1024", "--eval-episodes", "2", "--seed", "0"]
 
 
+def evaluated_at(run_folder) -> list[int]:
+    """
+    :return: the steps at which the run's EvalCallback evaluated, after checking each result is a whole CartPole episode
+    """
+    evaluations = np.load(run_folder / "evaluations.npz")
+    assert ((evaluations["results"] >= 8) & (evaluations["results"] <= 500)).all()  # no CartPole episode is shorter
+    return evaluations["timesteps"].tolist()
+
+
 def cli(*args, cwd, check=True):
     result = subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
     if check:
@@ -49,7 +58,8 @@ def test_train_then_enjoy_record_and_plot(tmp_path):
     cli("sb3_gpg.train", "--algo", "gpg", *QUICK_TRAIN, "-f", "logs", "--save-freq", "1024", cwd=tmp_path)
     run_folder = tmp_path / "logs" / "gpg" / "CartPole-v1_1"
     assert (run_folder / "CartPole-v1.zip").exists()
-    assert np.load(run_folder / "evaluations.npz")["results"].shape == (2, 2)
+    # --eval-freq counts all envs' steps (rl_zoo3 divides it by n_envs, 8 in the entry)
+    assert evaluated_at(run_folder) == [1024, 2048]
     # The run used sb3_gpg's YAML entry
     saved = yaml.load((run_folder / "CartPole-v1" / "config.yml").read_text(), Loader=yaml.UnsafeLoader)
     assert dict(saved)["n_envs"] == yaml.safe_load(GPG_HYPERPARAMS.read_text())["CartPole-v1"]["n_envs"]
@@ -149,7 +159,7 @@ def test_recurrent_gpg_trains_and_enjoys(tmp_path):
     env = ["--env", "CartPoleNoVel-v1", "-f", "logs"]
     cli("sb3_gpg.train", "--algo", "gpg_lstm", *env, "-n", "4096", "--eval-freq", "2048", "--eval-episodes", "2", cwd=tmp_path)
     run_folder = tmp_path / "logs" / "gpg_lstm" / "CartPoleNoVel-v1_1"
-    assert np.load(run_folder / "evaluations.npz")["results"].shape == (2, 2)
+    assert evaluated_at(run_folder) == [2048, 4096]
     saved = yaml.load((run_folder / "CartPoleNoVel-v1" / "config.yml").read_text(), Loader=yaml.UnsafeLoader)
     assert dict(saved)["n_steps"] == 256  # sb3_gpg's gpg_lstm.yml entry
     result = cli("sb3_gpg.enjoy", "--algo", "gpg_lstm", *env, "--no-render", "-n", "200", cwd=tmp_path)
@@ -193,7 +203,7 @@ def test_train_on_envpool_evaluate_on_gymnasium(tmp_path, algo):
     cli("sb3_gpg.train", "--algo", algo, *QUICK_TRAIN, "-f", "logs", "--vec-env", "envpool", cwd=tmp_path)
     run_folder = tmp_path / "logs" / algo / "CartPole-v1_1"
     assert (run_folder / "CartPole-v1.zip").exists()
-    assert np.load(run_folder / "evaluations.npz")["results"].shape == (2, 2)
+    assert evaluated_at(run_folder) == [1024, 2048]
     # The training episodes are in the run's monitor.csv, which plots train reads
     assert len((run_folder / "monitor.csv").read_text().splitlines()) > 10
 

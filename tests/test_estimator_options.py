@@ -1,0 +1,69 @@
+"""
+Each of the estimator's options through each of the four algorithms, on Box and on Dict observations: the advantages
+of a real rollout (episodes of every length, cut by the rollout's end) equal the loop-by-loop reference's on the same
+samples. ``test_estimator`` and ``test_state_aware`` check the options on random rollouts; these check that each
+algorithm hands the estimator the right samples, times, last observations and options. (The "state" binning needs
+discrete observations: ``test_estimator`` checks it.)
+"""
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.helpers import Algorithm, collect_rollout
+from tests.reference import ReferenceGPG
+
+GAMMA = 0.95
+
+
+def flat(observations: Any) -> np.ndarray:
+    """Dict observations as the Box they were split from (``SplitObservation``)."""
+    return np.concatenate([observations["a"], observations["b"]], axis=-1) if isinstance(observations, dict) else observations
+
+
+def first_and_last_coordinate(obs, t):
+    """A custom binning: the cue's first coordinate and where the agent stands."""
+    obs = flat(obs)
+    return (obs[..., 0] > 0.5).astype(np.int64) * 2 + (obs[..., -1] > 0.5).astype(np.int64)
+
+
+OPTIONS: list[dict[str, Any]] = [
+    dict(binning="time"),
+    dict(binning="spatial_time", bin_size=0.5, leave_one_out=True, min_bin_count=2, advantage_scale="bin_std"),
+    dict(binning="rollout_step", truncated_returns="mask"),
+    dict(binning="spatial", bin_size=[0.5, 0.5, 1.0, 1.0, 1.0], truncated_returns="bootstrap"),
+    dict(binning="universal", leave_one_out=True, gae_lambda=0.9),
+    dict(binning=first_and_last_coordinate, truncated_returns="bootstrap", advantage_scale="bin_std"),
+    dict(binning="time", baseline="linear", gae_lambda=0.9, truncated_returns="bootstrap"),
+    # The maze's samples lie on a grid, where which of equally far neighbours count is arbitrary: k covers every sample
+    # here (test_state_aware checks the choice of neighbours on continuous observations)
+    dict(binning="time", baseline="knn", baseline_kwargs=dict(n_neighbors=1024), gae_lambda=0.95, truncated_returns="mask"),
+    dict(binning="universal", baseline="linear", truncated_returns="keep"),
+]
+
+
+def option_id(options: dict[str, Any]) -> str:
+    return "-".join(str(getattr(value, "__name__", value)) for value in options.values()).replace(" ", "")
+
+
+@pytest.mark.parametrize("dict_observations", [False, True], ids=["Box", "Dict"])
+@pytest.mark.parametrize("options", OPTIONS, ids=option_id)
+def test_a_rollout_gets_the_references_advantages(algorithm: Algorithm, options, dict_observations):
+    env = algorithm.env(dict_observations=dict_observations)
+    policy = algorithm.policy(dict_observations)
+    model = algorithm.cls(policy, env, seed=3, gamma=GAMMA, **options, **algorithm.small)
+    buffer = collect_rollout(model)
+    last_dones = model._last_episode_starts.astype(bool)
+    # Episodes end inside the rollout, and some are cut by its end
+    assert buffer.episode_starts[1:].any() and not last_dones.all()
+
+    reference = ReferenceGPG(env.num_envs, GAMMA, **options)
+    returns, baselines, advantages, in_group = reference.advantages(
+        flat(buffer.observations), buffer.rewards, buffer.episode_starts, last_dones, flat(model._last_obs)
+    )
+    np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(buffer.values[in_group], baselines[in_group], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(buffer.advantages, np.where(in_group, advantages, 0.0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(buffer.loss_mask, None if in_group.all() else in_group.T.reshape(-1))
+    assert np.abs(buffer.advantages).max() > 0  # the rollout gives a signal to check
