@@ -6,6 +6,9 @@ how many trials finished or were pruned, the best trials with their GPG settings
 
     python scripts/study_summary.py --storage benchmarks/mujoco_search/halfcheetah_v5.log \\
         --study-name halfcheetah_v5_300k --out benchmarks/mujoco_search
+
+With ``--as-setting N ...``, it prints instead each of those trials as a ``zoo_tuning`` setting of
+``sb3_gpg_bench.suite`` (rl_zoo3's ``--hyperparams`` overrides, 4 significant digits), to confirm at the full budget.
 """
 
 import argparse
@@ -55,6 +58,27 @@ def _text(value: Any) -> str:
     if hasattr(value, "initial_value"):  # rl_zoo3's linear schedule
         return f"lin_{value.initial_value:.4g}"
     return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def as_setting(trial: optuna.trial.FrozenTrial, study_name: str) -> str:
+    """
+    :param study_name: the trial's study (``walker2d_v5_300k``): the setting is named ``gpg_<task>_trial<N>``
+    :return: the trial as the Python source of a ``Setting`` of ``sb3_gpg_bench.suite``
+    """
+    overrides = []
+    for name, value in convert_gpg_params(trial.params).items():
+        text = _text(value)
+        quoted = isinstance(value, str | dict) or hasattr(value, "initial_value")
+        overrides.append(f"{name}:'{text}'" if quoted else f"{name}:{text}")
+    task = study_name.split("_")[0]
+    return "\n".join(
+        [
+            f"    # trial {trial.number} of the {study_name} study (benchmarks/mujoco_search), values rounded",
+            f'    Setting("gpg_{task}_trial{trial.number}", "gpg", (',
+            *[f'        "{override}",' for override in overrides],
+            "    )),",
+        ]
+    )
 
 
 def summary(study: optuna.Study, n_best: int = 5) -> str:
@@ -107,10 +131,16 @@ def main() -> None:
     parser.add_argument("--storage", required=True, help="the study's journal file (*.log) or RDB URL")
     parser.add_argument("--study-name", required=True)
     parser.add_argument("--best", type=int, default=5, help="how many of the best trials to list")
-    parser.add_argument("--out", type=Path, required=True, help="folder for <study>.md and <study>.png")
+    parser.add_argument("--out", type=Path, help="folder for <study>.md and <study>.png")
+    parser.add_argument("--as-setting", type=int, nargs="+", metavar="N", help="print these trials as zoo_tuning settings")
     args = parser.parse_args()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = load(args.storage, args.study_name)
+    if args.as_setting:
+        print("\n".join(as_setting(study.trials[number], args.study_name) for number in args.as_setting))
+        return
+    if args.out is None:
+        parser.error("--out is needed for the summary")
     args.out.mkdir(parents=True, exist_ok=True)
     text = summary(study, args.best)
     (args.out / f"{args.study_name}.md").write_text(text)

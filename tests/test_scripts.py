@@ -5,6 +5,7 @@ import json
 import runpy
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -392,3 +393,11 @@ def test_study_summary_lists_the_best_trials_and_the_importances(tmp_path):
     best = [line for line in output.splitlines() if line.startswith("| 1 | 30.0 |") or line.startswith("| 2 | 20.0 |")]
     assert len(best) == 2 and "n_envs=" in best[0] and "| 0 | 10.0 |" not in output  # the two best only
     assert "| one_minus_gamma |" in output and (tmp_path / "out" / "s.png").stat().st_size > 10_000
+    # A trial as a zoo_tuning setting: rl_zoo3's overrides that build the trial's model
+    source = run(str(SCRIPTS / "study_summary.py"), "--storage", "study.log", "--study-name", "s", "--as-setting", "1",
+                 cwd=tmp_path)  # fmt: skip
+    setting = eval(textwrap.dedent(source).strip().rstrip(","), {"Setting": Setting})
+    assert setting.name == "gpg_s_trial1" and setting.algo == "gpg"
+    overrides = dict(override.split(":", 1) for override in setting.params)
+    assert float(overrides["gamma"]) == pytest.approx(1 - study.trials[1].params["one_minus_gamma"], rel=1e-3)
+    assert int(overrides["n_envs"]) == 2 ** study.trials[1].params["n_envs_pow"]
