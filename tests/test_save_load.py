@@ -12,16 +12,9 @@ from sb3_gpg import GPG, MaskableGPG
 from tests.helpers import Algorithm
 
 # Every group option away from its default, so that one dropped on the way through the file shows
-OPTIONS = dict(
-    binning="spatial_time",
-    bin_size=[0.5, 1.0, 0.5, 1.0, 0.5],
-    leave_one_out=True,
-    min_bin_count=2,
-    truncated_returns="bootstrap",
-    advantage_scale="bin_std",
-    gae_lambda=0.9,
-    baseline="bins",
-)
+OPTIONS = {"binning": "spatial_time", "bin_size": [0.5, 1.0, 0.5, 1.0, 0.5], "leave_one_out": True, "min_bin_count": 2}
+OPTIONS |= {"truncated_returns": "bootstrap", "advantage_scale": "bin_std", "gae_lambda": 0.9, "baseline": "linear"}
+OPTIONS |= {"baseline_kwargs": {"ridge": 1e-3, "n_folds": 3}}
 
 
 def test_save_load_restores_everything_and_training_goes_on(algorithm: Algorithm, tmp_path):
