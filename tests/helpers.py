@@ -296,9 +296,7 @@ class Algorithm(NamedTuple):
         return self.cls.__name__
 
     def policy(self, dict_observations: bool = False) -> str:
-        return ("MultiInputLstmPolicy" if dict_observations else "MlpLstmPolicy") if self.recurrent else (
-            "MultiInputPolicy" if dict_observations else "MlpPolicy"
-        )  # fmt: skip
+        return ("MultiInput" if dict_observations else "Mlp") + ("Lstm" if self.recurrent else "") + "Policy"
 
     @property
     def small(self) -> dict[str, Any]:
@@ -306,14 +304,12 @@ class Algorithm(NamedTuple):
         network = dict(policy_kwargs=dict(lstm_hidden_size=8, net_arch=[16])) if self.recurrent else {}
         return dict(n_steps=32, batch_size=32, n_epochs=2, **network)
 
-    def env(self, n_envs: int = 4, seed: int = 0, dict_observations: bool = False) -> VecEnv:
+    def env(self, dict_observations: bool = False) -> VecEnv:
         """
         :param dict_observations: the observations split into a Dict (``SplitObservation``)
         :return: T-mazes whose walls are action masks: episodes of every length, invalid actions for the unmasked
         """
-        return make_vec_env(
-            MaskedTMazeEnv, n_envs=n_envs, seed=seed, wrapper_class=SplitObservation if dict_observations else None
-        )
+        return make_vec_env(MaskedTMazeEnv, n_envs=4, seed=0, wrapper_class=SplitObservation if dict_observations else None)
 
     def predict(self, model, env: VecEnv, obs, state=None, episode_start=None) -> tuple[np.ndarray, Any]:
         """``model.predict``, deterministic, with the env's masks for the masked algorithms."""
