@@ -28,6 +28,7 @@ def run(*args, cwd):
     return result.stdout
 
 
+@pytest.mark.slow
 def test_paper_benchmark_smoke_and_resume(tmp_path):
     args = [str(SCRIPTS / "benchmark_paper.py"), "--envs", "CartPole-v1", "--n-envs", "1", "2", "--seeds", "0",
             "--iterations", "2", "--eval-every", "1", "--eval-episodes", "2", "--n-steps", "16", "--jobs", "2",
@@ -63,6 +64,7 @@ def test_speed_benchmark_smoke(tmp_path):
     assert "iter ratio" in output
 
 
+@pytest.mark.slow
 def test_paper_benchmark_stops_at_a_checkpoint_and_resumes(tmp_path):
     # A run far too long to finish: --stop-after ends it at its first checkpoint after 15 s (every 2 iterations)
     args = [str(SCRIPTS / "benchmark_paper.py"), "--envs", "CartPole-v1", "--n-envs", "2", "--seeds", "0", "--algos", "gpg",
@@ -163,6 +165,7 @@ def test_main_job_on_envpool(tmp_path):
     assert "4 env(s) (envpool)" in output and "Evaluation over 2 episodes" in output
 
 
+@pytest.mark.slow
 def test_paper_and_speed_benchmarks_on_envpool(tmp_path):
     pytest.importorskip("envpool")
     args = [str(SCRIPTS / "benchmark_paper.py"), "--envs", "CartPole-v1", "--n-envs", "2", "--seeds", "0",
@@ -238,6 +241,7 @@ def test_paper_benchmark_lr_schedule_override():
         ("recurrent", ["CartPoleNoVel-v1"], ["gpg_lstm", "ppo_lstm"]),
     ],
 )
+@pytest.mark.slow
 def test_contrib_benchmark_smoke(tmp_path, family, envs, algos):
     args = [str(SCRIPTS / "benchmark_contrib.py"), "--family", family, "--envs", *envs, "--algos", *algos, "--seeds", "0",
             "--jobs", "1", "--iterations", "2", "--n-steps", "16", "--out", "out"]  # fmt: skip
@@ -270,6 +274,7 @@ def test_long_horizon_study_reads_borrowed_runs(tmp_path):
     assert names == ["HalfCheetah-v5__gpg_bootstrap__16envs__seed0.csv", "HalfCheetah-v5__gpg__16envs__seed0.csv"]
 
 
+@pytest.mark.slow
 def test_zoo_suite_runs_resumes_and_reports_a_tiny_grid(tmp_path):
     args = [str(SCRIPTS / "zoo_suite.py"), "run", "--suite", "smoke", "--seeds", "100", "--budget", "400", "--jobs", "2",
             "--out", "out"]  # fmt: skip
@@ -325,6 +330,7 @@ def test_random_policy_scores_are_seeded_episodes_of_uniform_actions():
     assert scores["CartPole-v1"]["episodes"] == 20
 
 
+@pytest.mark.slow
 def test_zoo_suite_keeps_the_runs_that_finish_when_one_fails(tmp_path):
     bad = Setting("bad", "gpg", ("binning:'nonsense'",))
     runs = [Run("CartPole-v1", bad, 100), Run("CartPole-v1", Setting("ppo", "ppo"), 100)]

@@ -54,6 +54,7 @@ def cli(*args, cwd, check=True):
     return result
 
 
+@pytest.mark.slow
 def test_train_then_enjoy_record_and_plot(tmp_path):
     cli("sb3_gpg.train", "--algo", "gpg", *QUICK_TRAIN, "-f", "logs", "--save-freq", "1024", cwd=tmp_path)
     run_folder = tmp_path / "logs" / "gpg" / "CartPole-v1_1"
@@ -155,6 +156,7 @@ def test_maskable_gpg_trains_evaluates_and_enjoys_with_masks(tmp_path):
     assert episode_rewards == [20.0] * 5  # played with masks
 
 
+@pytest.mark.slow
 def test_recurrent_gpg_trains_and_enjoys(tmp_path):
     env = ["--env", "CartPoleNoVel-v1", "-f", "logs"]
     cli("sb3_gpg.train", "--algo", "gpg_lstm", *env, "-n", "4096", "--eval-freq", "2048", "--eval-episodes", "2", cwd=tmp_path)
@@ -252,6 +254,7 @@ def test_optimize_two_trials_with_sqlite(tmp_path):
         assert trial.params["n_envs_pow"] in range(2, 7)
 
 
+@pytest.mark.slow
 def test_two_processes_share_one_study(tmp_path):
     storage = f"sqlite:///{tmp_path / 'gpg.db'}"
     command = [sys.executable, "-m", "sb3_gpg.train", *OPTIMIZE, "--n-trials", "2", "--storage", storage]
