@@ -28,9 +28,10 @@ from sb3_gpg_bench.load import run_watched
 
 N_EVALUATIONS = 20
 EVAL_EPISODES = 10
-# rl_zoo3's ppo.yml has v4 MuJoCo entries only: the v5 envs use them
+# rl_zoo3's ppo.yml has v4 (or v2) MuJoCo entries only: the v5 envs use them
 V4_ENTRIES = {"HalfCheetah-v5": "HalfCheetah-v4", "Hopper-v5": "Hopper-v4", "Walker2d-v5": "Walker2d-v4",
-              "Swimmer-v5": "Swimmer-v4"}  # fmt: skip
+              "Swimmer-v5": "Swimmer-v4", "Ant-v5": "Ant-v4", "InvertedDoublePendulum-v5": "InvertedDoublePendulum-v2",
+              "Reacher-v5": "Reacher-v2"}  # fmt: skip
 RUN_FILES = ("evaluations.npz", "config.yml", "args.yml", "meta.json")
 
 
@@ -273,6 +274,15 @@ ZOO_TUNING = [
     ),
 ]
 SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'",))]
+# Tasks gpg.yml has no entry for (continuous control, and a sparse reward): GPG's ``default:`` against RL Zoo's PPO
+# entry for each, and candidate defaults (on tuning seeds)
+DEFAULT_TASKS = ["Ant-v5", "InvertedDoublePendulum-v5", "Reacher-v5", "MountainCar-v0"]
+DEFAULT_CANDIDATES = [
+    Setting("ppo", "ppo"),
+    Setting("gpg", "gpg"),
+    Setting("gpg_normalize", "gpg", ("normalize:True",)),
+    Setting("gpg_normalize_std", "gpg", ("normalize:True", "policy_kwargs:'dict(log_std_init=-1)'")),
+]
 SUITES = {
     # GPG against RL Zoo's own PPO, each with its own entry, evaluated on seeds apart from training
     "zoo": Suite(ZOO_TASKS, [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000),
@@ -280,6 +290,8 @@ SUITES = {
     "state_aware": Suite(STATE_AWARE_TASKS, STATE_AWARE, "gpg_bins_lambda1.0", None),
     # the tuning of gpg.yml's entries for the zoo suite, on seeds 100 and above
     "zoo_tuning": Suite(ZOO_TASKS, ZOO_TUNING, "gpg", 10_000),
+    # GPG's default entry on tasks without an entry of their own, against RL Zoo's PPO
+    "defaults": Suite(DEFAULT_TASKS, DEFAULT_CANDIDATES, "ppo", 10_000),
     # a tiny grid for the tests
     "smoke": Suite(["CartPole-v1"], SMOKE, "ppo", 10_000),
 }

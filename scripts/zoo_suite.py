@@ -23,12 +23,14 @@ command resumes a grid; ``--jobs`` runs several at once, ``--ray-address`` submi
   nothing is narrowed, ``headline.md`` (the README's table).
 
 PPO uses rl_zoo3's own ``ppo.yml`` (for the MuJoCo v5 envs, which it has no entries for, its v4 entries). GPG uses
-sb3_gpg's ``gpg.yml``; a setting adds ``-params``.
+sb3_gpg's ``gpg.yml`` (its ``default:`` entry where it has none for the task: the ``defaults`` suite); a setting adds
+``-params``.
 
     python scripts/zoo_suite.py random --suite zoo --out benchmarks/zoo_suite
     python scripts/zoo_suite.py run --suite zoo --seeds 0 1 2 3 4 --jobs 2 --out benchmarks/zoo_suite
     python scripts/zoo_suite.py run --suite zoo --seeds 0 1 2 3 4 --ray-address auto --out benchmarks/zoo_suite
     python scripts/zoo_suite.py run --suite state_aware --seeds 100 101 --jobs 2 --out benchmarks/state_aware
+    python scripts/zoo_suite.py run --suite defaults --seeds 100 101 --jobs 2 --out benchmarks/default_entry
 """
 
 import argparse
