@@ -1,5 +1,5 @@
 """
-GPG's estimator options on long-horizon tasks against PPO: the study that decides GPG's defaults (issue 13).
+GPG's estimator options on long-horizon tasks against PPO: the study that decides GPG's defaults.
 
 Every run is a run of ``scripts/benchmark_paper.py`` (its settings per env, separate evaluation seeds, an evaluation
 every 10 of 200 iterations, checkpoints, resume), with GPG's variants as its ``gpg_<variant>`` algorithms. A stage

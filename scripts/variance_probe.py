@@ -1,5 +1,5 @@
 """
-Variance probe (issue #41): on a MuJoCo task, how much of the variance of the discounted return any state baseline
+Variance probe: on a MuJoCo task, how much of the variance of the discounted return any state baseline
 could explain, and how much GPG's estimators explain on rollouts of the same policy.
 
 For each checkpoint of an agent trained with the RL Zoo CLI (``python -m sb3_gpg.train --algo gpg --env ENV -f LOGS``,

@@ -67,3 +67,18 @@ def test_extras_install_the_pygame_that_gymnasium_installs():
         names = {Requirement(line).name for line in requirements.splitlines() if line.strip() and not line.startswith("#")}
         pygames = {name for name in names if name.startswith("pygame")}
         assert pygames <= gymnasium_pygames, f"the {extra} extra installs {sorted(pygames)}, gymnasium {gymnasium_pygames}"
+
+
+def test_code_cites_no_issue_of_this_project():
+    """Why a line is as it is belongs beside it, not in an issue: only upstream issues (with their link or name) are cited."""
+    citation = re.compile(r"\bissues?\s*#?\d+", re.IGNORECASE)
+    upstream = ("github.com", "GH issue")
+    files = [path for folder in ("sb3_gpg", "sb3_gpg_bench", "scripts", "tests") for path in (ROOT / folder).rglob("*.py")]
+    files += list((ROOT / "sb3_gpg").rglob("*.yml")) + list((ROOT / "benchmarks").rglob("*.sh"))
+    cited = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in files
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if citation.search(line) and not any(source in line for source in upstream)
+    ]
+    assert not cited, cited

@@ -475,7 +475,7 @@ def test_evaluate_policy(pair, observations):
 
 
 def test_maskable_evaluation_of_channel_last_images():
-    """Issue #35: MaskableGPG.predict checked the masks against the image before SB3's policy put it channel first."""
+    """MaskableGPG.predict once checked the masks against the image before SB3's policy put it channel first."""
 
     def scenario(algorithm, steps):
         env = ActionMasker(FakeImageEnv(screen_height=36, screen_width=36), lambda env: np.arange(6) > 0)
