@@ -185,6 +185,7 @@ def test_paper_and_speed_benchmarks_on_envpool(tmp_path):
     assert "GPG, CartPole-v1:2:time:envpool, 1 iterations" in profile and "gpg.py:" in profile and "(train)" in profile
 
 
+@pytest.mark.slow
 def test_paper_benchmark_verify(tmp_path):
     args = [str(SCRIPTS / "benchmark_paper.py"), "--envs", "CartPole-v1", "--n-envs", "1", "--seeds", "0", "1",
             "--algos", "gpg", "--iterations", "2", "--eval-every", "1", "--eval-episodes", "1", "--n-steps", "16",

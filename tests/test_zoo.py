@@ -245,6 +245,7 @@ def count_trials(storage):
     return len(optuna.load_study(study_name="cartpole", storage=storage).trials)
 
 
+@pytest.mark.slow
 def test_optimize_two_trials_with_sqlite(tmp_path):
     storage = f"sqlite:///{tmp_path / 'gpg.db'}"
     cli("sb3_gpg.train", *OPTIMIZE, "--n-trials", "2", "--n-jobs", "1", "--storage", storage, cwd=tmp_path)
