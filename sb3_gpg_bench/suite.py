@@ -29,7 +29,7 @@ from sb3_gpg_bench.load import run_watched
 N_EVALUATIONS = 20
 EVAL_EPISODES = 10
 # rl_zoo3's ppo.yml has v4 (or v2) MuJoCo entries only: the v5 envs use them
-V4_ENTRIES = {"HalfCheetah-v5": "HalfCheetah-v4", "Hopper-v5": "Hopper-v4", "Walker2d-v5": "Walker2d-v4",
+OLDER_ENTRIES = {"HalfCheetah-v5": "HalfCheetah-v4", "Hopper-v5": "Hopper-v4", "Walker2d-v5": "Walker2d-v4",
               "Swimmer-v5": "Swimmer-v4", "Ant-v5": "Ant-v4", "InvertedDoublePendulum-v5": "InvertedDoublePendulum-v2",
               "Reacher-v5": "Reacher-v2"}  # fmt: skip
 RUN_FILES = ("evaluations.npz", "config.yml", "args.yml", "meta.json")
@@ -277,7 +277,7 @@ SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'
 # Tasks gpg.yml has no entry for (continuous control, and a sparse reward): GPG's ``default:`` against RL Zoo's PPO
 # entry for each, and candidate defaults (on tuning seeds)
 DEFAULT_TASKS = ["Ant-v5", "InvertedDoublePendulum-v5", "Reacher-v5", "MountainCar-v0"]
-DEFAULT_CANDIDATES = [
+DEFAULT_SETTINGS = [
     Setting("ppo", "ppo"),
     Setting("gpg", "gpg"),
     Setting("gpg_normalize", "gpg", ("normalize:True",)),
@@ -291,7 +291,7 @@ SUITES = {
     # the tuning of gpg.yml's entries for the zoo suite, on seeds 100 and above
     "zoo_tuning": Suite(ZOO_TASKS, ZOO_TUNING, "gpg", 10_000),
     # GPG's default entry on tasks without an entry of their own, against RL Zoo's PPO
-    "defaults": Suite(DEFAULT_TASKS, DEFAULT_CANDIDATES, "ppo", 10_000),
+    "defaults": Suite(DEFAULT_TASKS, DEFAULT_SETTINGS, "ppo", 10_000),
     # a tiny grid for the tests
     "smoke": Suite(["CartPole-v1"], SMOKE, "ppo", 10_000),
 }
@@ -318,9 +318,9 @@ def zoo_entry(algo: str, env_id: str) -> tuple[dict, dict | None]:
 
     path = GPG_ALGOS[algo][1] if algo in GPG_ALGOS else Path(rl_zoo3.__file__).parent / "hyperparams" / f"{algo}.yml"
     entries = yaml.safe_load(Path(path).read_text())
-    if env_id in entries or env_id not in V4_ENTRIES or V4_ENTRIES[env_id] not in entries:
+    if env_id in entries or env_id not in OLDER_ENTRIES or OLDER_ENTRIES[env_id] not in entries:
         return entries.get(env_id, entries.get("default")), None
-    return entries[V4_ENTRIES[env_id]], {v5: entries[v4] for v5, v4 in V4_ENTRIES.items() if v4 in entries}
+    return entries[OLDER_ENTRIES[env_id]], {v5: entries[older] for v5, older in OLDER_ENTRIES.items() if older in entries}
 
 
 def budget_of(env_id: str, budget: int | None) -> int:

@@ -22,7 +22,7 @@ command resumes a grid; ``--jobs`` runs several at once, ``--ray-address`` submi
   bootstrap intervals, probability of improvement, performance profile; ``pip install 'sb3-gpg[suite]'``); and, when
   nothing is narrowed, ``headline.md`` (the README's table).
 
-PPO uses rl_zoo3's own ``ppo.yml`` (for the MuJoCo v5 envs, which it has no entries for, its v4 entries). GPG uses
+PPO uses rl_zoo3's own ``ppo.yml`` (for the MuJoCo v5 envs, which it has no entries for, its v4 or v2 entries). GPG uses
 sb3_gpg's ``gpg.yml`` (its ``default:`` entry where it has none for the task: the ``defaults`` suite); a setting adds
 ``-params``.
 
