@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sb3_gpg_bench.suite import Run, Setting
+from sb3_gpg_bench.suite import Run
+from sb3_gpg_bench.suites import Setting
 
 Found = dict[tuple[str, str], dict[int, Path]]
 

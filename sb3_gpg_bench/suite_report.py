@@ -17,9 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sb3_gpg_bench.suite import Run, Suite
+from sb3_gpg_bench.suite import Run
 from sb3_gpg_bench.suite_finals import counted_runs, disclosure, earlier_runs, earliest_sets, read_finals
 from sb3_gpg_bench.suite_timing import timing, wall_time_note, wall_times
+from sb3_gpg_bench.suites import Suite
 
 BOOTSTRAP_REPS = 2000
 

@@ -8,7 +8,7 @@ how many trials finished or were pruned, the best trials with their GPG settings
         --study-name halfcheetah_v5_300k --out benchmarks/mujoco_search
 
 With ``--as-setting N ...``, it prints instead each of those trials as a ``zoo_tuning`` setting of
-``sb3_gpg_bench.suite`` (rl_zoo3's ``--hyperparams`` overrides, 4 significant digits), to confirm at the full budget.
+``sb3_gpg_bench.suites`` (rl_zoo3's ``--hyperparams`` overrides, 4 significant digits), to confirm at the full budget.
 """
 
 import argparse
@@ -63,7 +63,7 @@ def _text(value: Any) -> str:
 def as_setting(trial: optuna.trial.FrozenTrial, study_name: str) -> str:
     """
     :param study_name: the trial's study (``walker2d_v5_300k``): the setting is named ``gpg_<task>_trial<N>``
-    :return: the trial as the Python source of a ``Setting`` of ``sb3_gpg_bench.suite``
+    :return: the trial as the Python source of a ``Setting`` of ``sb3_gpg_bench.suites``
     """
     overrides = []
     for name, value in convert_gpg_params(trial.params).items():

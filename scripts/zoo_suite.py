@@ -37,8 +37,9 @@ import argparse
 import json
 from pathlib import Path
 
-from sb3_gpg_bench.suite import SUITES, Run, random_scores, run_suite
+from sb3_gpg_bench.suite import Run, random_scores, run_suite
 from sb3_gpg_bench.suite_report import report
+from sb3_gpg_bench.suites import SUITES
 
 RANDOM_SEED = 10_000
 

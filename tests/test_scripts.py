@@ -17,7 +17,8 @@ from stable_baselines3.common.evaluation import evaluate_policy
 from sb3_gpg import GPG
 from sb3_gpg.zoo.registry import check_gpg_hyperparams
 from sb3_gpg_bench.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
-from sb3_gpg_bench.suite import SUITES, Run, Setting, budget_of, finished, random_scores, run_suite, zoo_entry
+from sb3_gpg_bench.suite import Run, budget_of, finished, random_scores, run_suite, zoo_entry
+from sb3_gpg_bench.suites import SUITES, Setting
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 

@@ -1,0 +1,340 @@
+"""
+What the suites run: the tasks and the settings of each grid of ``sb3_gpg_bench.suite`` (``scripts/zoo_suite.py
+--suite``), with the candidates tried against gpg.yml's entries and its ``default:``.
+"""
+
+from typing import NamedTuple
+
+
+class Setting(NamedTuple):
+    """An algorithm with its hyperparameter file's entry and, for GPG, extra ``-params``."""
+
+    name: str
+    algo: str
+    params: tuple[str, ...] = ()
+
+
+class Suite(NamedTuple):
+    """
+    :param tasks: the env ids
+    :param settings: what runs on each
+    :param reference: the setting the table compares the others with
+    :param eval_seed_offset: the evaluation envs' seed is the run's plus this (``--eval-seed``); None: rl_zoo3's, the
+        training seed itself
+    """
+
+    tasks: list[str]
+    settings: list[Setting]
+    reference: str
+    eval_seed_offset: int | None
+
+
+# the knn baseline fitted on at most 2,048 samples per rollout, the setting of the state-aware screen
+KNN_KWARGS = "baseline_kwargs:{'max_samples':2048}"
+STATE_AWARE = [
+    Setting("ppo", "ppo"),
+    *[
+        Setting(f"gpg_{baseline}_lambda{gae_lambda}", "gpg", (f"baseline:'{baseline}'", f"gae_lambda:{gae_lambda}", *extra))
+        for baseline, extra in (("bins", ()), ("linear", ()), ("knn", (KNN_KWARGS,)))
+        for gae_lambda in (1.0, 0.95)
+    ],
+]
+ZOO_TASKS = ["CartPole-v1", "Acrobot-v1", "Pendulum-v1", "MountainCarContinuous-v0", "LunarLander-v3",
+             "LunarLanderContinuous-v3", "HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Swimmer-v5"]  # fmt: skip
+STATE_AWARE_TASKS = ["HalfCheetah-v5", "Walker2d-v5", "Hopper-v5", "LunarLander-v3"]
+# RL Zoo's PPO policy for HalfCheetah and Hopper (GPG has no value network: the policy's layers only)
+ZOO_POLICY = "policy_kwargs:'dict(log_std_init=-2, ortho_init=False, activation_fn=nn.ReLU, net_arch=[256, 256])'"
+KNN = ("baseline:'knn'", KNN_KWARGS)
+LINEAR_LAMBDA = ("baseline:'linear'", "gae_lambda:0.95")
+# Candidates against gpg.yml's entry ("gpg") on tuning seeds, each run on the tasks it was meant for (--envs)
+ZOO_TUNING = [
+    Setting("gpg", "gpg"),
+    Setting("gpg_bins", "gpg", ("baseline:'bins'", "gae_lambda:1.0")),
+    Setting("gpg_linear_lambda0.95", "gpg", LINEAR_LAMBDA),
+    Setting("gpg_knn", "gpg", KNN),
+    Setting("gpg_zoo_policy", "gpg", (ZOO_POLICY,)),
+    Setting("gpg_zoo_policy_linear_lambda0.95", "gpg", (ZOO_POLICY, *LINEAR_LAMBDA)),
+    Setting("gpg_zoo_policy_knn", "gpg", (ZOO_POLICY, *KNN)),
+    # the best of 40 trials of --optimize on Pendulum-v1 at its budget (seed 100; optuna/)
+    Setting(
+        "gpg_pendulum_optuna",
+        "gpg",
+        (
+            "n_steps:512",
+            "batch_size:512",
+            "n_epochs:5",
+            "gamma:0.9712",
+            "learning_rate:0.00288",
+            "clip_range:0.4",
+            "ent_coef:0.0",
+            "max_grad_norm:0.96",
+            "leave_one_out:True",
+            "baseline:'linear'",
+            "gae_lambda:0.95",
+            "policy_kwargs:'dict(activation_fn=nn.ReLU, net_arch=[256, 256])'",
+        ),
+    ),
+    # the best of 40 trials of --optimize on MountainCarContinuous-v0 at its budget (seed 100; optuna/)
+    Setting(
+        "gpg_mcc_optuna",
+        "gpg",
+        (
+            "binning:'universal'",
+            "n_steps:512",
+            "batch_size:256",
+            "n_epochs:10",
+            "gamma:0.9842",
+            "learning_rate:2e-5",
+            "clip_range:0.4",
+            "ent_coef:0.0",
+            "max_grad_norm:0.48",
+            "leave_one_out:True",
+            "baseline:'bins'",
+            "gae_lambda:0.98",
+            "policy_kwargs:'dict(activation_fn=nn.Tanh, net_arch=[64, 64])'",
+        ),
+    ),
+    # trial 35 of the HalfCheetah-v5 search (benchmarks/mujoco_search), values rounded
+    Setting(
+        "gpg_halfcheetah_trial35",
+        "gpg",
+        (
+            "policy_kwargs:'dict(net_arch=[64], activation_fn=nn.ReLU, ortho_init=False, log_std_init=-0.5146)'",
+            "normalize:False",
+            "binning:'spatial'",
+            "learning_rate:'lin_0.000968'",
+            "ent_coef:0.002227",
+            "clip_range:0.3",
+            "target_kl:None",
+            "n_epochs:5",
+            "max_grad_norm:0.7062",
+            "leave_one_out:False",
+            "baseline:'linear'",
+            "gae_lambda:0.9",
+            "truncated_returns:'bootstrap'",
+            "bin_size:1",
+            "n_envs:8",
+            "gamma:0.9854",
+            "n_steps:64",
+            "batch_size:512",
+        ),
+    ),
+    # trial 52 of the HalfCheetah-v5 search (benchmarks/mujoco_search), values rounded
+    Setting(
+        "gpg_halfcheetah_trial52",
+        "gpg",
+        (
+            "policy_kwargs:'dict(net_arch=[64], activation_fn=nn.ReLU, ortho_init=False, log_std_init=-1.1442)'",
+            "normalize:False",
+            "binning:'spatial'",
+            "learning_rate:'lin_0.000615'",
+            "ent_coef:0.01655",
+            "clip_range:0.3",
+            "target_kl:0.1",
+            "n_epochs:10",
+            "max_grad_norm:0.996",
+            "leave_one_out:False",
+            "baseline:'linear'",
+            "gae_lambda:0.9",
+            "truncated_returns:'bootstrap'",
+            "bin_size:1",
+            "n_envs:32",
+            "gamma:0.9927",
+            "n_steps:64",
+            "batch_size:512",
+        ),
+    ),
+    # trial 88 of the HalfCheetah-v5 search (benchmarks/mujoco_search), values rounded
+    Setting(
+        "gpg_halfcheetah_trial88",
+        "gpg",
+        (
+            "policy_kwargs:'dict(net_arch=[64], activation_fn=nn.ReLU, ortho_init=False, log_std_init=-1.0861)'",
+            "normalize:False",
+            "binning:'spatial'",
+            "learning_rate:'lin_0.000504'",
+            "ent_coef:0.0001769",
+            "clip_range:0.3",
+            "target_kl:0.1",
+            "n_epochs:10",
+            "max_grad_norm:0.8421",
+            "leave_one_out:False",
+            "baseline:'linear'",
+            "gae_lambda:0.9",
+            "truncated_returns:'bootstrap'",
+            "bin_size:2",
+            "n_envs:16",
+            "gamma:0.9883",
+            "n_steps:32",
+            "batch_size:256",
+        ),
+    ),
+    # trial 84 of the walker2d_v5_300k study (benchmarks/mujoco_search), values rounded
+    Setting(
+        "gpg_walker2d_trial84",
+        "gpg",
+        (
+            "policy_kwargs:'dict(net_arch=[64, 64], activation_fn=nn.Tanh, ortho_init=True, log_std_init=-1.054)'",
+            "normalize:True",
+            "binning:'spatial'",
+            "learning_rate:3.328e-05",
+            "ent_coef:0.07195",
+            "clip_range:0.4",
+            "target_kl:0.03",
+            "n_epochs:20",
+            "max_grad_norm:4.367",
+            "leave_one_out:True",
+            "baseline:'knn'",
+            "gae_lambda:0.98",
+            "truncated_returns:'keep'",
+            "bin_size:0.5",
+            "n_envs:8",
+            "gamma:0.9986",
+            "n_steps:128",
+            "batch_size:32",
+        ),
+    ),
+    # trial 91 of the walker2d_v5_300k study (benchmarks/mujoco_search), values rounded
+    Setting(
+        "gpg_walker2d_trial91",
+        "gpg",
+        (
+            "policy_kwargs:'dict(net_arch=[64, 64], activation_fn=nn.Tanh, ortho_init=True, log_std_init=-1.175)'",
+            "normalize:True",
+            "binning:'spatial'",
+            "learning_rate:4.055e-05",
+            "ent_coef:0.09773",
+            "clip_range:0.4",
+            "target_kl:0.03",
+            "n_epochs:20",
+            "max_grad_norm:4.798",
+            "leave_one_out:True",
+            "baseline:'knn'",
+            "gae_lambda:0.98",
+            "truncated_returns:'keep'",
+            "bin_size:0.5",
+            "n_envs:8",
+            "gamma:0.999",
+            "n_steps:128",
+            "batch_size:32",
+        ),
+    ),
+    # trial 65 of the walker2d_v5_300k study (benchmarks/mujoco_search), values rounded
+    Setting(
+        "gpg_walker2d_trial65",
+        "gpg",
+        (
+            "policy_kwargs:'dict(net_arch=[64, 64], activation_fn=nn.Tanh, ortho_init=True, log_std_init=-0.8545)'",
+            "normalize:True",
+            "binning:'time'",
+            "learning_rate:2.11e-05",
+            "ent_coef:1.238e-05",
+            "clip_range:0.4",
+            "target_kl:0.03",
+            "n_epochs:20",
+            "max_grad_norm:4.785",
+            "leave_one_out:True",
+            "baseline:'knn'",
+            "gae_lambda:0.98",
+            "truncated_returns:'mask'",
+            "n_envs:8",
+            "gamma:0.9997",
+            "n_steps:32",
+            "batch_size:64",
+        ),
+    ),
+    # trial 30 of the swimmer_v5_600k study (benchmarks/mujoco_search), values rounded
+    Setting(
+        "gpg_swimmer_trial30",
+        "gpg",
+        (
+            "policy_kwargs:'dict(net_arch=[64, 64], activation_fn=nn.Tanh, ortho_init=True, log_std_init=-0.01942)'",
+            "normalize:True",
+            "binning:'time'",
+            "learning_rate:0.001931",
+            "ent_coef:1.117e-08",
+            "clip_range:0.2",
+            "target_kl:0.01",
+            "n_epochs:10",
+            "max_grad_norm:0.9999",
+            "leave_one_out:True",
+            "baseline:'linear'",
+            "gae_lambda:0.8",
+            "truncated_returns:'bootstrap'",
+            "n_envs:8",
+            "gamma:0.9998",
+            "n_steps:512",
+            "batch_size:128",
+        ),
+    ),
+    # trial 58 of the swimmer_v5_600k study (benchmarks/mujoco_search), values rounded
+    Setting(
+        "gpg_swimmer_trial58",
+        "gpg",
+        (
+            "policy_kwargs:'dict(net_arch=[64, 64], activation_fn=nn.Tanh, ortho_init=True, log_std_init=-0.3891)'",
+            "normalize:True",
+            "binning:'time'",
+            "learning_rate:0.00279",
+            "ent_coef:9.401e-08",
+            "clip_range:0.2",
+            "target_kl:0.01",
+            "n_epochs:10",
+            "max_grad_norm:0.9565",
+            "leave_one_out:True",
+            "baseline:'linear'",
+            "gae_lambda:0.9",
+            "truncated_returns:'bootstrap'",
+            "n_envs:8",
+            "gamma:0.9998",
+            "n_steps:512",
+            "batch_size:128",
+        ),
+    ),
+    # trial 50 of the swimmer_v5_600k study (benchmarks/mujoco_search), values rounded
+    Setting(
+        "gpg_swimmer_trial50",
+        "gpg",
+        (
+            "policy_kwargs:'dict(net_arch=[64, 64], activation_fn=nn.Tanh, ortho_init=True, log_std_init=-0.04524)'",
+            "normalize:True",
+            "binning:'time'",
+            "learning_rate:0.0009933",
+            "ent_coef:3.158e-06",
+            "clip_range:0.1",
+            "target_kl:None",
+            "n_epochs:5",
+            "max_grad_norm:0.4731",
+            "leave_one_out:False",
+            "baseline:'linear'",
+            "gae_lambda:0.95",
+            "truncated_returns:'bootstrap'",
+            "n_envs:4",
+            "gamma:0.9996",
+            "n_steps:2048",
+            "batch_size:2048",
+        ),
+    ),
+]
+SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'",))]
+# Tasks gpg.yml has no entry for (continuous control, and a sparse reward): GPG's ``default:`` against RL Zoo's PPO
+# entry for each, and candidate defaults (on tuning seeds)
+DEFAULT_TASKS = ["Ant-v5", "InvertedDoublePendulum-v5", "Reacher-v5", "MountainCar-v0"]
+DEFAULT_SETTINGS = [
+    Setting("ppo", "ppo"),
+    Setting("gpg", "gpg"),
+    Setting("gpg_normalize", "gpg", ("normalize:True",)),
+    Setting("gpg_normalize_std", "gpg", ("normalize:True", "policy_kwargs:'dict(log_std_init=-1)'")),
+]
+SUITES = {
+    # GPG against RL Zoo's own PPO, each with its own entry, evaluated on seeds apart from training
+    "zoo": Suite(ZOO_TASKS, [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000),
+    # the first look at GPG's state-aware estimator options against the time bins and RL Zoo's PPO
+    "state_aware": Suite(STATE_AWARE_TASKS, STATE_AWARE, "gpg_bins_lambda1.0", None),
+    # the tuning of gpg.yml's entries for the zoo suite, on seeds 100 and above
+    "zoo_tuning": Suite(ZOO_TASKS, ZOO_TUNING, "gpg", 10_000),
+    # GPG's default entry on tasks without an entry of their own, against RL Zoo's PPO
+    "defaults": Suite(DEFAULT_TASKS, DEFAULT_SETTINGS, "ppo", 10_000),
+    # a tiny grid for the tests
+    "smoke": Suite(["CartPole-v1"], SMOKE, "ppo", 10_000),
+}
