@@ -31,8 +31,8 @@ from sb3_gpg.zoo import (
     sample_gpg_rollout,
     searched_binnings,
 )
-from sb3_gpg.zoo.commands import _take_eval_seed, replaced
-from sb3_gpg.zoo.experiment import ZooExperimentManager
+from sb3_gpg.zoo.commands import _take_own_arguments, replaced
+from sb3_gpg.zoo.experiment import WindowedTrialEvalCallback, ZooExperimentManager
 from sb3_gpg.zoo.registry import MAX_ROLLOUT_POW, SEARCHED_BINNINGS
 
 QUICK_TRAIN = ["--env", "CartPole-v1", "-n", "2048", "--eval-freq", "1024", "--eval-episodes", "2", "--seed", "0"]
@@ -192,47 +192,32 @@ def test_eval_seed_seeds_the_evaluation_envs_apart_from_training(tmp_path, algo)
     assert manager.seed == 3 and args.eval_seed == 1003
 
 
-def test_eval_seed_is_taken_before_rl_zoo3_reads_the_arguments():
-    argv = ["--algo", "ppo", "--eval-freq", "10", "--eval-seed", "7", "--seed", "2"]
-    assert _take_eval_seed(argv) == (7, ["--algo", "ppo", "--eval-freq", "10", "--seed", "2"])
-    assert _take_eval_seed(["--eval-seed=8"]) == (8, [])
-    assert _take_eval_seed(["--eval-freq", "10"]) == (None, ["--eval-freq", "10"])
+def test_own_arguments_are_taken_before_rl_zoo3_reads_the_arguments():
+    def taken(argv):
+        own, rest = _take_own_arguments(argv)
+        return own.eval_seed, own.trial_score_window, rest
+
+    argv = ["--algo", "ppo", "--eval-freq", "10", "--eval-seed", "7", "--seed", "2", "--trial-score-window", "3"]
+    assert taken(argv) == (7, 3, ["--algo", "ppo", "--eval-freq", "10", "--seed", "2"])
+    assert taken(["--eval-seed=8"]) == (8, 1, [])
+    assert taken(["--eval-freq", "10"]) == (None, 1, ["--eval-freq", "10"])
 
 
-@pytest.mark.parametrize("algo", ["gpg", "ppo"])
-def test_train_on_envpool_evaluate_on_gymnasium(tmp_path, algo):
-    pytest.importorskip("envpool")
-    cli("sb3_gpg.train", "--algo", algo, *QUICK_TRAIN, "-f", "logs", "--vec-env", "envpool", cwd=tmp_path)
-    run_folder = tmp_path / "logs" / algo / "CartPole-v1_1"
-    assert (run_folder / "CartPole-v1.zip").exists()
-    assert evaluated_at(run_folder) == [1024, 2048]
-    # The training episodes are in the run's monitor.csv, which plots train reads
-    assert len((run_folder / "monitor.csv").read_text().splitlines()) > 10
-
-
-@pytest.mark.parametrize("command, hint", [("foo", ""), ("trian", " (did you mean 'train'?)")])
-def test_unknown_command_is_named(command, hint):
-    with pytest.raises(SystemExit) as exit_info:
-        main([command])
-    assert str(exit_info.value).startswith(f"sb3-gpg: error: {command!r} is not a command{hint}; choose from train, enjoy")
-
-
-@pytest.mark.parametrize("flag", ["-h", "--help"])
-def test_console_script_help(flag, capsys):
-    main([flag])
-    assert capsys.readouterr().out.startswith("usage: sb3-gpg {train,enjoy,record_video,record_training,plots}")
-
-
-def test_console_script_trains(tmp_path):
-    result = subprocess.run(
-        [os.path.join(os.path.dirname(sys.executable), "sb3-gpg"), "train", "--algo", "gpg", *QUICK_TRAIN, "-f", "logs"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert (tmp_path / "logs" / "gpg" / "CartPole-v1_1" / "CartPole-v1.zip").exists()
+@pytest.mark.parametrize("window", [1, 2])
+def test_trial_score_is_the_mean_of_the_last_evaluations(window):
+    study = optuna.create_study(direction="maximize")
+    trial = study.ask()
+    eval_env = make_vec_env("CartPole-v1", n_envs=1, seed=5)
+    model = GPG("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=64, seed=0, device="cpu")
+    callback = WindowedTrialEvalCallback(eval_env, trial, n_eval_episodes=2, eval_freq=64, window=window)
+    assert callback.scores == [] and callback.last_mean_reward == -np.inf  # no evaluation yet
+    model.learn(64 * 4, callback=callback)
+    scores = callback.scores
+    assert len(scores) == 4 and len(set(scores)) > 1  # four evaluations that differ, so the window shows
+    running = [float(np.mean(scores[max(0, i + 1 - window) : i + 1])) for i in range(4)]
+    # What the pruner read after each evaluation, and the trial's value at the end (rl_zoo3 reads last_mean_reward)
+    assert list(study.trials[0].intermediate_values.values()) == pytest.approx(running)
+    assert callback.last_mean_reward == pytest.approx(running[-1])
 
 
 OPTIMIZE = [
@@ -248,11 +233,15 @@ def count_trials(storage):
 @pytest.mark.slow
 def test_optimize_two_trials_with_sqlite(tmp_path):
     storage = f"sqlite:///{tmp_path / 'gpg.db'}"
-    cli("sb3_gpg.train", *OPTIMIZE, "--n-trials", "2", "--n-jobs", "1", "--storage", storage, cwd=tmp_path)
+    window = ["--n-evaluations", "2", "--trial-score-window", "2", "--optimization-log-path", "trials"]
+    cli("sb3_gpg.train", *OPTIMIZE, *window, "--n-trials", "2", "--n-jobs", "1", "--storage", storage, cwd=tmp_path)
     assert count_trials(storage) == 2
-    # The group size is searched too: each trial trained with the n_envs it sampled
     for trial in optuna.load_study(study_name="cartpole", storage=storage).trials:
+        # The group size is searched too: each trial trained with the n_envs it sampled
         assert trial.params["n_envs_pow"] in range(2, 7)
+        # Scored by the mean of its last two evaluations (a large group's first rollout runs past the budget: more)
+        evaluations = np.load(tmp_path / "trials" / f"trial_{trial.number}" / "evaluations.npz")["results"]
+        assert len(evaluations) >= 2 and trial.value == pytest.approx(evaluations.mean(axis=1)[-2:].mean())
 
 
 @pytest.mark.slow
@@ -280,6 +269,7 @@ def test_two_processes_share_one_study(tmp_path):
         (["--algo", "gpg", "--env", "CartPole-v1", "-params", "binning:'tim'"], "Unknown binning 'tim'"),
         (["--algo", "gpg", "--env", "CartPole-v1", "-params", "bin_size:-1.0"], "bin_size must be positive"),
         (["--algo", "ppo", "--env", "Taxi-v4", "--vec-env", "envpool"], "EnvPool has no environment"),
+        (["--algo", "gpg", "-optimize", "--trial-score-window", "0"], "--trial-score-window 0: a trial's score is the mean"),
     ],
 )
 def test_bad_input_gives_one_line_error(tmp_path, argv, message):

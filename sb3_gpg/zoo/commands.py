@@ -92,31 +92,40 @@ def _check_env(env_id: str, gym_packages: list[str]) -> None:
         raise ZooError(str(error)) from None
 
 
-def _take_eval_seed(argv: list[str]) -> tuple[int | None, list[str]]:
+def _take_own_arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     """
     :param argv: the train arguments
-    :return: ``--eval-seed`` (None where not given) and the arguments for rl_zoo3, which does not know it
+    :return: ``eval_seed`` (``--eval-seed``, None where not given) and ``trial_score_window``
+        (``--trial-score-window``, 1 where not given), and the arguments for rl_zoo3, which knows neither
+    :raises ZooError: for a window below 1
     """
     parser = argparse.ArgumentParser(prog="sb3_gpg.train", add_help=False, allow_abbrev=False)
     parser.add_argument("--eval-seed", type=int, default=None)
+    parser.add_argument("--trial-score-window", type=int, default=1)
     own, rest = parser.parse_known_args(argv)
-    return own.eval_seed, rest
+    if own.trial_score_window < 1:
+        raise ZooError(
+            f"--trial-score-window {own.trial_score_window}: a trial's score is the mean of its last N evaluations, "
+            "N at least 1 (1 scores the last evaluation, as rl_zoo3 does)"
+        )
+    return own, rest
 
 
 def train(argv: list[str]) -> None:
     """
     ``rl_zoo3.train`` with GPG registered and checked (see ``ZooExperimentManager``); ``--vec-env envpool`` (any
     ``--algo``) trains on EnvPool's envs and evaluates on Gymnasium's; ``--eval-seed N`` (any ``--algo``) seeds the
-    evaluation envs with N instead of the training seed.
+    evaluation envs with N instead of the training seed; with ``-optimize``, ``--trial-score-window N`` (any
+    ``--algo``) scores each trial by the mean of its last N evaluations instead of the last one.
 
-    :param argv: rl_zoo3's train arguments, and ``--eval-seed``
+    :param argv: rl_zoo3's train arguments, ``--eval-seed`` and ``--trial-score-window``
     :raises ZooError: for an unknown env, a missing entry, an unknown key or a bad GPG value
     """
     from rl_zoo3 import train as zoo_train
 
     from sb3_gpg.zoo.experiment import EnvPoolExperimentManager, ZooExperimentManager
 
-    eval_seed, argv = _take_eval_seed(argv)
+    own, argv = _take_own_arguments(argv)
     args = _parse_early_arguments(argv)
     _check_env(args.env, args.gym_packages)
     manager = ZooExperimentManager
@@ -132,7 +141,7 @@ def train(argv: list[str]) -> None:
         ]
         manager = EnvPoolExperimentManager
     # rl_zoo3's train() takes no ExperimentManager: it builds the one its module names
-    with replaced(vars(zoo_train), "ExperimentManager", functools.partial(manager, eval_seed=eval_seed)):
+    with replaced(vars(zoo_train), "ExperimentManager", functools.partial(manager, **vars(own))):
         run_script("sb3_gpg.train", argv, zoo_train.train)
 
 

@@ -10,7 +10,9 @@ import time
 import warnings
 from typing import Any
 
-from rl_zoo3.callbacks import SaveVecNormalizeCallback
+import numpy as np
+from rl_zoo3 import exp_manager
+from rl_zoo3.callbacks import SaveVecNormalizeCallback, TrialEvalCallback
 from rl_zoo3.exp_manager import ExperimentManager
 from rl_zoo3.hyperparams_opt import HYPERPARAMS_SAMPLER
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
@@ -18,6 +20,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor
 
 from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
 from sb3_gpg.common.vec_env.envpool import make_envpool_env
+from sb3_gpg.zoo.commands import replaced
 from sb3_gpg.zoo.registry import (
     GPG_ALGOS,
     ZooError,
@@ -55,6 +58,31 @@ def init_storage(storage: str, attempts: int = 10) -> None:
             time.sleep(0.2 + random.random())
 
 
+class WindowedTrialEvalCallback(TrialEvalCallback):
+    """
+    rl_zoo3's ``TrialEvalCallback`` whose score, what it reports to the pruner and what the trial is worth, is the mean
+    of the last ``window`` evaluations (of those so far, early on) instead of the last one: where one evaluation's
+    return jumps with a fall or a lucky episode, a trial's rank then says more about its setting.
+
+    :param window: how many evaluations the score averages; 1 gives rl_zoo3's score
+    """
+
+    def __init__(self, *args: Any, window: int = 1, **kwargs: Any):
+        self.window = window
+        self.scores: list[float] = []
+        super().__init__(*args, **kwargs)
+        self.scores.clear()  # EvalCallback's initial -inf is no evaluation
+
+    # EvalCallback sets last_mean_reward after each evaluation, and TrialEvalCallback and rl_zoo3's objective read it
+    @property
+    def last_mean_reward(self) -> float:
+        return float(np.mean(self.scores[-self.window :])) if self.scores else -np.inf
+
+    @last_mean_reward.setter
+    def last_mean_reward(self, value: float) -> None:
+        self.scores.append(value)
+
+
 class ZooExperimentManager(ExperimentManager):
     """
     rl_zoo3's ``ExperimentManager`` (same arguments); for sb3_gpg's algorithms (``GPG_ALGOS``) it defaults to
@@ -63,6 +91,8 @@ class ZooExperimentManager(ExperimentManager):
 
     :param eval_seed: the seed of the evaluation envs (``--eval-seed``); None: the training seed, as in rl_zoo3, whose
         evaluation then starts from the first training episode's initial states
+    :param trial_score_window: with ``-optimize``, a trial's score is the mean of its last this many evaluations
+        (``--trial-score-window``, any ``--algo``); 1: rl_zoo3's, the last evaluation
     """
 
     def __init__(
@@ -72,12 +102,14 @@ class ZooExperimentManager(ExperimentManager):
         *zoo_args: Any,
         config: str | None = None,
         eval_seed: int | None = None,
+        trial_score_window: int = 1,
         **kwargs: Any,
     ):
         if algo in GPG_ALGOS and config is None:
             # Saved in args.yml as the file the run used
             config = args.conf_file = str(GPG_ALGOS[algo][1])
         self.eval_seed = args.eval_seed = eval_seed
+        self.trial_score_window = args.trial_score_window = trial_score_window
         # mypy cannot tell that *zoo_args stops before config (mypy#6799)
         super().__init__(args, algo, *zoo_args, config=config, **kwargs)  # type: ignore[misc]
 
@@ -136,6 +168,12 @@ class ZooExperimentManager(ExperimentManager):
             )
 
     def hyperparameters_optimization(self) -> None:
+        # rl_zoo3's objective builds the callback its module names
+        trial_callback = functools.partial(WindowedTrialEvalCallback, window=self.trial_score_window)
+        with replaced(vars(exp_manager), "TrialEvalCallback", trial_callback):
+            return self._optimize()
+
+    def _optimize(self) -> None:
         if self.algo not in GPG_ALGOS:
             return super().hyperparameters_optimization()
         if self.storage is not None:
