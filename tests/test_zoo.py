@@ -220,6 +220,42 @@ def test_trial_score_is_the_mean_of_the_last_evaluations(window):
     assert callback.last_mean_reward == pytest.approx(running[-1])
 
 
+@pytest.mark.parametrize("algo", ["gpg", "ppo"])
+def test_train_on_envpool_evaluate_on_gymnasium(tmp_path, algo):
+    pytest.importorskip("envpool")
+    cli("sb3_gpg.train", "--algo", algo, *QUICK_TRAIN, "-f", "logs", "--vec-env", "envpool", cwd=tmp_path)
+    run_folder = tmp_path / "logs" / algo / "CartPole-v1_1"
+    assert (run_folder / "CartPole-v1.zip").exists()
+    assert evaluated_at(run_folder) == [1024, 2048]
+    # The training episodes are in the run's monitor.csv, which plots train reads
+    assert len((run_folder / "monitor.csv").read_text().splitlines()) > 10
+
+
+@pytest.mark.parametrize("command, hint", [("foo", ""), ("trian", " (did you mean 'train'?)")])
+def test_unknown_command_is_named(command, hint):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command])
+    assert str(exit_info.value).startswith(f"sb3-gpg: error: {command!r} is not a command{hint}; choose from train, enjoy")
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_console_script_help(flag, capsys):
+    main([flag])
+    assert capsys.readouterr().out.startswith("usage: sb3-gpg {train,enjoy,record_video,record_training,plots}")
+
+
+def test_console_script_trains(tmp_path):
+    result = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "sb3-gpg"), "train", "--algo", "gpg", *QUICK_TRAIN, "-f", "logs"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / "logs" / "gpg" / "CartPole-v1_1" / "CartPole-v1.zip").exists()
+
+
 OPTIMIZE = [
     "--algo", "gpg", "--env", "CartPole-v1", "-optimize", "-n", "1024", "--n-evaluations", "1", "--eval-episodes", "2",
     "--study-name", "cartpole", "-f", "logs",
