@@ -325,6 +325,10 @@ DEFAULT_SETTINGS = [
     Setting("gpg", "gpg"),
     Setting("gpg_normalize", "gpg", ("normalize:True",)),
     Setting("gpg_normalize_std", "gpg", ("normalize:True", "policy_kwargs:'dict(log_std_init=-1)'")),
+    # For low-dimensional observations only (MountainCar): a baseline of the state's cell, blind to the time, so that
+    # lambda-returns over it reward moving into cells whose returns are higher, as PPO's critic does before any
+    # trajectory reaches the goal
+    Setting("gpg_spatial_lambda", "gpg", ("normalize:True", "binning:'spatial'", "gae_lambda:0.95")),
 ]
 SUITES = {
     # GPG against RL Zoo's own PPO, each with its own entry, evaluated on seeds apart from training
