@@ -15,6 +15,7 @@ from gymnasium import spaces
 from rl_zoo3 import enjoy as zoo_enjoy
 from rl_zoo3 import record_training as zoo_record_training
 from rl_zoo3 import train as zoo_train
+from rl_zoo3.callbacks import TrialEvalCallback
 from rl_zoo3.exp_manager import ExperimentManager
 from stable_baselines3.common.callbacks import EvalCallback
 from stable_baselines3.common.env_util import make_vec_env
@@ -197,8 +198,8 @@ def test_own_arguments_are_taken_before_rl_zoo3_reads_the_arguments():
         own, rest = _take_own_arguments(argv)
         return own.eval_seed, own.trial_score_window, rest
 
-    argv = ["--algo", "ppo", "--eval-freq", "10", "--eval-seed", "7", "--seed", "2", "--trial-score-window", "3"]
-    assert taken(argv) == (7, 3, ["--algo", "ppo", "--eval-freq", "10", "--seed", "2"])
+    argv = ["--algo", "ppo", "-optimize", "--eval-seed", "7", "--seed", "2", "--trial-score-window", "3"]
+    assert taken(argv) == (7, 3, ["--algo", "ppo", "-optimize", "--seed", "2"])
     assert taken(["--eval-seed=8"]) == (8, 1, [])
     assert taken(["--eval-freq", "10"]) == (None, 1, ["--eval-freq", "10"])
 
@@ -218,6 +219,19 @@ def test_trial_score_is_the_mean_of_the_last_evaluations(window):
     # What the pruner read after each evaluation, and the trial's value at the end (rl_zoo3 reads last_mean_reward)
     assert list(study.trials[0].intermediate_values.values()) == pytest.approx(running)
     assert callback.last_mean_reward == pytest.approx(running[-1])
+    assert study.trials[0].user_attrs["score_window"] == window
+
+
+def test_the_search_builds_its_trials_callback_with_the_window(tmp_path, monkeypatch):
+    from rl_zoo3 import exp_manager
+
+    manager = ZooExperimentManager(argparse.Namespace(), "gpg", "CartPole-v1", str(tmp_path), trial_score_window=3)
+    seen = []
+    monkeypatch.setattr(ZooExperimentManager, "_optimize", lambda self: seen.append(exp_manager.TrialEvalCallback))
+    manager.hyperparameters_optimization()
+    # rl_zoo3's objective builds the callback its module names: the windowed one during the search, its own after
+    assert seen[0].func is WindowedTrialEvalCallback and seen[0].keywords == {"window": 3}
+    assert exp_manager.TrialEvalCallback is TrialEvalCallback
 
 
 @pytest.mark.parametrize("algo", ["gpg", "ppo"])
@@ -275,9 +289,13 @@ def test_optimize_two_trials_with_sqlite(tmp_path):
     for trial in optuna.load_study(study_name="cartpole", storage=storage).trials:
         # The group size is searched too: each trial trained with the n_envs it sampled
         assert trial.params["n_envs_pow"] in range(2, 7)
-        # Scored by the mean of its last two evaluations (a large group's first rollout runs past the budget: more)
-        evaluations = np.load(tmp_path / "trials" / f"trial_{trial.number}" / "evaluations.npz")["results"]
-        assert len(evaluations) >= 2 and trial.value == pytest.approx(evaluations.mean(axis=1)[-2:].mean())
+        # Scored by the mean of its last two evaluations (a large group's first rollout runs past the budget: more),
+        # and so was each evaluation the pruner read
+        scores = np.load(tmp_path / "trials" / f"trial_{trial.number}" / "evaluations.npz")["results"].mean(axis=1)
+        assert len(scores) >= 2 and trial.value == pytest.approx(scores[-2:].mean())
+        running = [scores[max(0, i - 1) : i + 1].mean() for i in range(len(scores))]
+        assert list(trial.intermediate_values.values()) == pytest.approx(running)
+        assert trial.user_attrs["score_window"] == 2
 
 
 @pytest.mark.slow
@@ -306,6 +324,7 @@ def test_two_processes_share_one_study(tmp_path):
         (["--algo", "gpg", "--env", "CartPole-v1", "-params", "bin_size:-1.0"], "bin_size must be positive"),
         (["--algo", "ppo", "--env", "Taxi-v4", "--vec-env", "envpool"], "EnvPool has no environment"),
         (["--algo", "gpg", "-optimize", "--trial-score-window", "0"], "--trial-score-window 0: a trial's score is the mean"),
+        (["--algo", "gpg", "--trial-score-window", "2"], "--trial-score-window 2 scores the trials of a search: add"),
     ],
 )
 def test_bad_input_gives_one_line_error(tmp_path, argv, message):

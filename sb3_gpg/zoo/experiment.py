@@ -72,6 +72,8 @@ class WindowedTrialEvalCallback(TrialEvalCallback):
         self.scores: list[float] = []
         super().__init__(*args, **kwargs)
         self.scores.clear()  # EvalCallback's initial -inf is no evaluation
+        # Each trial says how it was scored: a study resumed with another window mixes scores that do not compare
+        self.trial.set_user_attr("score_window", window)
 
     # EvalCallback sets last_mean_reward after each evaluation, and TrialEvalCallback and rl_zoo3's objective read it
     @property
