@@ -48,9 +48,11 @@ class NoSignalCheck:
                 f"GPG has had no signal for {FLAT_ROLLOUTS_WARNING} rollouts in a row ({model.num_timesteps} steps so "
                 "far): every advantage was 0, because every trajectory of the group got the same return where it was "
                 "compared (a sparse reward never reached, or episodes that all end alike), so the policy is not being "
-                "updated. Fixes: more exploration (ent_coef, log_std_init or use_sde for continuous actions), a larger "
-                "group (n_envs), a longer n_steps, the 'universal' binning (compares returns across episode times), "
-                "or a shaped reward.",
+                "updated. Fixes: for low-dimensional observations, a baseline blind to the episode time with "
+                "lambda-returns over it (VecNormalize, binning='spatial', gae_lambda=0.95), which rewards reaching "
+                "states whose returns are higher before any trajectory reaches the goal, as a critic does; more "
+                "exploration (ent_coef, log_std_init or use_sde for continuous actions), a larger group (n_envs), a "
+                "longer n_steps, or a shaped reward.",
                 model,
             )
 
