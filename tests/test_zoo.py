@@ -225,7 +225,9 @@ def test_trial_score_is_the_mean_of_the_last_evaluations(window):
 def test_the_search_builds_its_trials_callback_with_the_window(tmp_path, monkeypatch):
     from rl_zoo3 import exp_manager
 
-    manager = ZooExperimentManager(argparse.Namespace(), "gpg", "CartPole-v1", str(tmp_path), trial_score_window=3)
+    manager = ZooExperimentManager(
+        argparse.Namespace(), "gpg", "CartPole-v1", str(tmp_path), optimize_hyperparameters=True, trial_score_window=3
+    )
     seen = []
     monkeypatch.setattr(ZooExperimentManager, "_optimize", lambda self: seen.append(exp_manager.TrialEvalCallback))
     manager.hyperparameters_optimization()

@@ -97,7 +97,7 @@ def _take_own_arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]
     :param argv: the train arguments
     :return: ``eval_seed`` (``--eval-seed``, None where not given) and ``trial_score_window``
         (``--trial-score-window``, 1 where not given), and the arguments for rl_zoo3, which knows neither
-    :raises ZooError: for a window below 1, or above 1 without ``-optimize``
+    :raises ZooError: for a window below 1
     """
     parser = argparse.ArgumentParser(prog="sb3_gpg.train", add_help=False, allow_abbrev=False)
     parser.add_argument("--eval-seed", type=int, default=None)
@@ -107,10 +107,6 @@ def _take_own_arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]
         raise ZooError(
             f"--trial-score-window {own.trial_score_window}: a trial's score is the mean of its last N evaluations, "
             "N at least 1 (1 scores the last evaluation, as rl_zoo3 does)"
-        )
-    if own.trial_score_window > 1 and not {"-optimize", "--optimize-hyperparameters"} & set(rest):
-        raise ZooError(
-            f"--trial-score-window {own.trial_score_window} scores the trials of a search: add -optimize, or leave it out"
         )
     return own, rest
 

@@ -95,6 +95,7 @@ class ZooExperimentManager(ExperimentManager):
         evaluation then starts from the first training episode's initial states
     :param trial_score_window: with ``-optimize``, a trial's score is the mean of its last this many evaluations
         (``--trial-score-window``, any ``--algo``); 1: rl_zoo3's, the last evaluation
+    :raises ZooError: for a window above 1 without ``-optimize``
     """
 
     def __init__(
@@ -114,6 +115,10 @@ class ZooExperimentManager(ExperimentManager):
         self.trial_score_window = args.trial_score_window = trial_score_window
         # mypy cannot tell that *zoo_args stops before config (mypy#6799)
         super().__init__(args, algo, *zoo_args, config=config, **kwargs)  # type: ignore[misc]
+        if trial_score_window > 1 and not self.optimize_hyperparameters:
+            raise ZooError(
+                f"--trial-score-window {trial_score_window} scores the trials of a search: add -optimize, or leave it out"
+            )
 
     # -optimize --n-jobs N makes envs from N threads, and create_envs swaps attributes the others read (re-entrant:
     # subclasses hold it around their own swaps)
