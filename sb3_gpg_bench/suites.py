@@ -391,6 +391,17 @@ ZOO_TUNING = [
         ),
     ),
 ]
+# Walker2d-v5 candidates from what moved HalfCheetah and RL Zoo's PPO: a small initial action noise, a low learning
+# rate and many small updates
+ZOO_TUNING += [
+    Setting("gpg_walker2d_std-1", "gpg", ("policy_kwargs:'dict(log_std_init=-1)'",)),
+    Setting(
+        "gpg_walker2d_zoo_ppo",
+        "gpg",
+        (ZOO_POLICY, "learning_rate:5.05e-05", "clip_range:0.1", "n_epochs:20", "ent_coef:5.85e-04", "max_grad_norm:1.0"),
+    ),
+    Setting("gpg_walker2d_hc_trial26", "gpg", next(s.params for s in ZOO_TUNING if s.name == "gpg_halfcheetah_trial26")),
+]
 SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'",))]
 # Tasks gpg.yml has no entry for (continuous control, and a sparse reward): GPG's ``default:`` against RL Zoo's PPO
 # entry for each, and candidate defaults (on tuning seeds)
