@@ -391,8 +391,8 @@ ZOO_TUNING = [
         ),
     ),
 ]
-# Walker2d-v5 candidates from what moved HalfCheetah and RL Zoo's PPO: a small initial action noise, a low learning
-# rate and many small updates
+# Walker2d-v5 candidates from what moved HalfCheetah and RL Zoo's PPO: a small initial action noise; RL Zoo PPO's
+# Walker2d optimiser settings (larger minibatches) with its HalfCheetah and Hopper policy; HalfCheetah's trial 26
 ZOO_TUNING += [
     Setting("gpg_walker2d_std-1", "gpg", ("policy_kwargs:'dict(log_std_init=-1)'",)),
     Setting(
