@@ -419,9 +419,10 @@ def markdown(results: list[dict[str, Any]]) -> str:
                          f"| {s['effective_horizon']:.1f} | {number(s['explained_variance'])} "
                          f"| {' / '.join(map(number, s['explained_variance_per_rollout']))} "
                          f"| {number(s['baseline_explained_variance'])} |")  # fmt: skip
-    notes = sorted(
-        {r["reward_note"] for r in results} | {f"VecNormalize statistics: {r['vecnormalize_statistics']}." for r in results}
-    )
+    notes = [
+        f"- {r['env']}, {r['checkpoint']}: {r['reward_note']} VecNormalize statistics: {r['vecnormalize_statistics']}."
+        for r in results
+    ]
     return "\n".join([*lines, "", *notes, ""])
 
 
