@@ -2,7 +2,8 @@
 Which final runs a suite's report counts, and the earlier ones it discloses beside them (``finals.json`` in the
 suite's folder). Without the file every finished run counts. With it, a (task, setting) it names counts only the runs
 of its ``seeds``, and each of its ``earlier`` sets (runs of the same folder or of another one, such as ``superseded``)
-is shown beside the headline with why it was replaced, and counted instead of the current ones in a second aggregate::
+is shown beside the headline with why it was replaced, and the first (the oldest: ``earlier`` lists them in the order
+they ran) is counted instead of the current ones in a second aggregate::
 
     {"LunarLander-v3": {"gpg": {
         "seeds": [10, 11, 12, 13, 14],
@@ -75,7 +76,7 @@ def earlier_runs(out: Path, finals: dict[str, dict[str, dict[str, Any]]]) -> lis
 
 def earliest_sets(sets: list[tuple[str, str, str, dict[int, Path]]]) -> Found:
     """
-    :return: per (task, setting name) that has earlier sets with finished runs, the first of them
+    :return: per (task, setting name) that has earlier sets with finished runs, the first of them (the oldest)
     """
     earliest: Found = {}
     for env_id, name, _, runs in sets:
