@@ -7,6 +7,7 @@ sampled through the run, and when each of its evaluations was written. ``sb3_gpg
 import os
 import subprocess
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,6 @@ def _note_evaluations(folder: Path, started: float, written: list[float]) -> Non
         try:
             mtime = path.stat().st_mtime
             count = len(np.load(path)["timesteps"])
-        except (OSError, ValueError, KeyError, EOFError):  # caught while being written: read at the next look
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # caught while being written: next look
             continue
         written.extend([round(mtime - started, 1)] * (count - len(written)))

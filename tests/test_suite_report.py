@@ -6,13 +6,14 @@ load, minibatch updates, parameters and time to score.
 import json
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 import scipy.stats
 import yaml
 
-from sb3_gpg_bench.load import run_watched, trainings_beside
+from sb3_gpg_bench.load import _note_evaluations, run_watched, trainings_beside
 from sb3_gpg_bench.suite_report import report
 from sb3_gpg_bench.suites import Setting, Suite
 
@@ -198,6 +199,21 @@ def test_a_watched_run_records_the_load_and_when_each_evaluation_was_written(tmp
     assert result.returncode == 0, result.stderr
     assert len(written) == 2 and 0.5 < written[1] - written[0] < 3.0
     assert load["samples"][0][2] >= 1 and load["runs_beside_max"] >= 1 and len(load["start"]) == len(load["end"]) == 3
+
+
+def test_an_evaluations_file_caught_half_written_is_read_at_the_next_look(tmp_path):
+    # np.savez writes a zip in place: a look in the middle of it finds a file that is not (yet) a zip
+    folder = tmp_path / "logs" / "run_1"
+    folder.mkdir(parents=True)
+    complete = tmp_path / "complete.npz"
+    np.savez(complete, timesteps=np.arange(3), results=np.zeros((3, 2)))
+    (folder / "evaluations.npz").write_bytes(complete.read_bytes()[:40])
+    written: list[float] = []
+    _note_evaluations(tmp_path / "logs", time.time(), written)
+    assert written == []
+    (folder / "evaluations.npz").write_bytes(complete.read_bytes())
+    _note_evaluations(tmp_path / "logs", time.time(), written)
+    assert len(written) == 3
 
 
 def test_finals_json_counts_its_seeds_and_discloses_the_earlier_runs(tmp_path):
