@@ -114,7 +114,8 @@ def plot(study: optuna.Study, path: Path) -> None:
     converted = [convert_gpg_params(trial.params) for trial in done]
     axes[0].plot([trial.number for trial in done], scores, "o", alpha=0.6)
     axes[0].plot([trial.number for trial in done], np.maximum.accumulate(scores), "-", color="black", label="best so far")
-    axes[0].set(xlabel="trial", ylabel="final evaluation")
+    window = done[0].user_attrs.get("score_window", 1) if done else 1
+    axes[0].set(xlabel="trial", ylabel="final evaluation" if window == 1 else f"mean of the last {window} evaluations")
     axes[0].legend()
     axes[1].semilogx([1 - hyperparams["gamma"] for hyperparams in converted], scores, "o", alpha=0.6)
     axes[1].set(xlabel="1 - gamma")
