@@ -401,6 +401,22 @@ ZOO_TUNING += [
         (ZOO_POLICY, "learning_rate:5.05e-05", "clip_range:0.1", "n_epochs:20", "ent_coef:5.85e-04", "max_grad_norm:1.0"),
     ),
     Setting("gpg_walker2d_hc_trial26", "gpg", next(s.params for s in ZOO_TUNING if s.name == "gpg_halfcheetah_trial26")),
+    # Walker2d: one lever each against the entry, at the full budget on three tuning seeds
+    Setting("gpg_walker2d_lin_lr", "gpg", ("learning_rate:'lin_3e-4'",)),
+    Setting("gpg_walker2d_gamma0.995", "gpg", ("gamma:0.995",)),
+    Setting("gpg_walker2d_16envs", "gpg", ("n_envs:16", "n_steps:256")),
+    Setting("gpg_walker2d_128steps", "gpg", ("n_steps:128",)),
+    # CartPole: one lever each against the entry, on five tuning seeds (the entry misses 500 on two of its five finals)
+    Setting("gpg_cartpole_epochs20", "gpg", ("n_epochs:20",)),
+    Setting("gpg_cartpole_gamma0.98", "gpg", ("gamma:0.98",)),
+    Setting("gpg_cartpole_linear_lambda0.95", "gpg", LINEAR_LAMBDA),
+    Setting("gpg_cartpole_clip_lin", "gpg", ("clip_range:'lin_0.2'",)),
+    # RL Zoo's PPO entry for CartPole, its rollout of 8 x 32 steps with the cut returns completed by the bins
+    Setting(
+        "gpg_cartpole_zoo_ppo",
+        "gpg",
+        ("n_steps:32", "n_epochs:20", "gamma:0.98", "gae_lambda:0.8", "clip_range:'lin_0.2'", "truncated_returns:'bootstrap'"),
+    ),
 ]
 SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'",))]
 # Tasks gpg.yml has no entry for (continuous control, and a sparse reward): GPG's ``default:`` against RL Zoo's PPO
