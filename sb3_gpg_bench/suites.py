@@ -406,6 +406,8 @@ ZOO_TUNING += [
     Setting("gpg_walker2d_gamma0.995", "gpg", ("gamma:0.995",)),
     Setting("gpg_walker2d_16envs", "gpg", ("n_envs:16", "n_steps:256")),
     Setting("gpg_walker2d_128steps", "gpg", ("n_steps:128",)),
+    Setting("gpg_walker2d_1024steps", "gpg", ("n_steps:1024",)),
+    Setting("gpg_walker2d_2048steps", "gpg", ("n_steps:2048",)),
     # CartPole: one lever each against the entry, on five tuning seeds (the entry misses 500 on two of its five finals)
     Setting("gpg_cartpole_epochs20", "gpg", ("n_epochs:20",)),
     Setting("gpg_cartpole_gamma0.98", "gpg", ("gamma:0.98",)),
