@@ -18,7 +18,10 @@ or rl_zoo3's PPO with ``--algo ppo``):
 4. Estimators: for time bins and ``baseline="linear"`` / ``"knn"``, each with gae_lambda 1.0 and 0.95, a GPG model
    with the agent's policy weights collects ``--rollouts`` rollouts of ``--n-envs`` x ``--n-steps`` (the same samples
    for every setting: same seeds) and reports 1 - Var(advantages) / Var(returns) over the rollout buffer, and the
-   effective horizon 1 / (1 - gamma * lambda).
+   effective horizon 1 / (1 - gamma * lambda), and the share of the advantages' sum of squares that sits in each env's
+   last effective horizon of rows before the rollout's end: where the rollout's end cuts returns
+   (``truncated_returns="keep"``), those few samples can carry much of it, and the advantage normalisation shrinks the
+   rest by as much.
 
 Writes ``variance_probe.json`` (every number) and ``variance_probe.md`` (tables per task and checkpoint) to ``--out``:
 
@@ -313,7 +316,8 @@ def probe_estimators(agent: BaseAlgorithm, env_id: str, stats_path: Path | None,
         except (ValueError, RuntimeError) as error:
             return {"error": f"GPG's policy could not take the agent's weights: {error}"}
         _, callback = model._setup_learn(n_steps * args.n_envs * args.rollouts, callback=None)
-        explained, baseline_explained = [], []
+        explained, baseline_explained, end_shares = [], [], []
+        end_rows = min(n_steps, round(1.0 / (1.0 - gamma * gae_lambda)))
         for rollout in range(args.rollouts):
             model.collect_rollouts(model.env, callback, model.rollout_buffer, n_steps)
             buffer = model.rollout_buffer
@@ -322,6 +326,13 @@ def probe_estimators(agent: BaseAlgorithm, env_id: str, stats_path: Path | None,
             if buffer.loss_mask is not None:
                 returns, advantages = returns[buffer.loss_mask], advantages[buffer.loss_mask]
             explained.append(float(1.0 - advantages.var() / returns.var()) if returns.var() > 0 else float("nan"))
+            at_end = np.zeros(buffer.advantages.shape, dtype=bool)
+            at_end[-end_rows:] = True
+            at_end = at_end.swapaxes(0, 1).reshape(-1)
+            if buffer.loss_mask is not None:
+                at_end = at_end[buffer.loss_mask]
+            squares = advantages.astype(np.float64) ** 2
+            end_shares.append(float(squares[at_end].sum() / squares.sum()) if squares.sum() > 0 else float("nan"))
             baseline_explained.append(float(buffer.group_stats["baseline_explained_variance"]))
             if rollout == 0:
                 if first_rewards is None:
@@ -330,7 +341,8 @@ def probe_estimators(agent: BaseAlgorithm, env_id: str, stats_path: Path | None,
         horizon = 1.0 / (1.0 - gamma * gae_lambda)
         rows.append(dict(setting=name, baseline=baseline, gae_lambda=gae_lambda, effective_horizon=horizon,
                          explained_variance=float(np.mean(explained)), explained_variance_per_rollout=explained,
-                         baseline_explained_variance=float(np.mean(baseline_explained))))  # fmt: skip
+                         baseline_explained_variance=float(np.mean(baseline_explained)), end_rows=end_rows,
+                         end_rows_share=end_rows / n_steps, end_square_share=float(np.mean(end_shares))))  # fmt: skip
         env.close()
     return dict(n_steps=n_steps, n_envs=args.n_envs, rollouts=args.rollouts, truncated_returns=truncated,
                 same_samples=same_samples, critic_left_out=left_out, settings=rows)  # fmt: skip
@@ -402,23 +414,27 @@ def markdown(results: list[dict[str, Any]]) -> str:
         "",
         "What GPG's estimators explain on rollouts of the same policy: 1 - Var(advantages) / Var(returns) over the rollout "
         "buffer (mean over the rollouts, then each rollout's), the baseline's own out-of-fold explained variance (mean), "
-        "and the effective horizon 1 / (1 - gamma * lambda).",
+        "the effective horizon 1 / (1 - gamma * lambda), and the share of the advantages' sum of squares in each env's "
+        "last effective horizon of rows before the rollout's end (the share of the samples there beside it).",
         "",
-        "| Task | Checkpoint | Setting | lambda | Effective horizon | 1 - Var(A)/Var(R) | Per rollout | Baseline's EV |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Task | Checkpoint | Setting | Cut returns | lambda | Effective horizon | 1 - Var(A)/Var(R) | Per rollout "
+        "| Baseline's EV | A² at the rollout's end (of the samples) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         estimators = r.get("estimators")
         if estimators is None:
             continue
         if "error" in estimators:
-            lines.append(f"| {r['env']} | {r['checkpoint']} | {estimators['error']} | | | | | |")
+            lines.append(f"| {r['env']} | {r['checkpoint']} | {estimators['error']} | | | | | | | |")
             continue
         for s in estimators["settings"]:
-            lines.append(f"| {r['env']} | {r['checkpoint']} | {s['setting']} | {s['gae_lambda']:g} "
+            end = f"{s['end_square_share']:.2f} ({s['end_rows_share']:.2f})"
+            lines.append(f"| {r['env']} | {r['checkpoint']} | {s['setting']} | {estimators['truncated_returns']} "
+                         f"| {s['gae_lambda']:g} "
                          f"| {s['effective_horizon']:.1f} | {number(s['explained_variance'])} "
                          f"| {' / '.join(map(number, s['explained_variance_per_rollout']))} "
-                         f"| {number(s['baseline_explained_variance'])} |")  # fmt: skip
+                         f"| {number(s['baseline_explained_variance'])} | {end} |")  # fmt: skip
     notes = [
         f"- {r['env']}, {r['checkpoint']}: {r['reward_note']} VecNormalize statistics: {r['vecnormalize_statistics']}."
         for r in results
