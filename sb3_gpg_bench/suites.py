@@ -411,11 +411,20 @@ ZOO_TUNING += [
     # on the 8 x 1,024 entry: faster learning, as its evaluations still rise at 1M steps
     Setting("gpg_walker2d_lr6e-4", "gpg", ("learning_rate:6e-4",)),
     Setting("gpg_walker2d_epochs20", "gpg", ("n_epochs:20",)),
+    # on the 8 x 1,024 entry: the returns that the rollout's end cuts completed by the fitted baseline's value, so that
+    # the last samples of each env's rollout are not scored as if the episode ended there; and with it, more updates
+    Setting("gpg_walker2d_bootstrap", "gpg", ("truncated_returns:'bootstrap'",)),
+    Setting("gpg_walker2d_bootstrap_512", "gpg", ("truncated_returns:'bootstrap'", "n_steps:512")),
+    Setting("gpg_walker2d_bootstrap_256", "gpg", ("truncated_returns:'bootstrap'", "n_steps:256")),
     # CartPole: one lever each against the entry, on five tuning seeds
     Setting("gpg_cartpole_epochs20", "gpg", ("n_epochs:20",)),
     Setting("gpg_cartpole_gamma0.98", "gpg", ("gamma:0.98",)),
     Setting("gpg_cartpole_linear_lambda0.95", "gpg", LINEAR_LAMBDA),
     Setting("gpg_cartpole_clip_lin", "gpg", ("clip_range:'lin_0.2'",)),
+    # the returns that the rollout's end cuts, completed by the bins' value of the state after it, or left out
+    Setting("gpg_cartpole_bootstrap", "gpg", ("truncated_returns:'bootstrap'",)),
+    Setting("gpg_cartpole_mask", "gpg", ("truncated_returns:'mask'",)),
+    Setting("gpg_lunarlander_bootstrap", "gpg", ("truncated_returns:'bootstrap'",)),
     # RL Zoo's PPO entry for CartPole, its rollout of 8 x 32 steps with the cut returns completed by the bins
     Setting(
         "gpg_cartpole_zoo_ppo",
