@@ -416,6 +416,10 @@ ZOO_TUNING += [
     Setting("gpg_walker2d_bootstrap", "gpg", ("truncated_returns:'bootstrap'",)),
     Setting("gpg_walker2d_bootstrap_512", "gpg", ("truncated_returns:'bootstrap'", "n_steps:512")),
     Setting("gpg_walker2d_bootstrap_256", "gpg", ("truncated_returns:'bootstrap'", "n_steps:256")),
+    # on the bootstrapped entry, whose runs can fall from a good gait to a short one for good: smaller policy steps
+    Setting("gpg_walker2d_lr1e-4", "gpg", ("learning_rate:1e-4",)),
+    Setting("gpg_walker2d_clip0.1", "gpg", ("clip_range:0.1",)),
+    Setting("gpg_walker2d_kl0.02", "gpg", ("target_kl:0.02",)),
     # CartPole: one lever each against the entry, on five tuning seeds
     Setting("gpg_cartpole_epochs20", "gpg", ("n_epochs:20",)),
     Setting("gpg_cartpole_gamma0.98", "gpg", ("gamma:0.98",)),
