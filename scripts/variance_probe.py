@@ -46,6 +46,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 from tqdm import tqdm
 
 from sb3_gpg import GPG
+from sb3_gpg.estimator.returns import env_major
 
 ALGOS: dict[str, type[BaseAlgorithm]] = {"gpg": GPG, "ppo": PPO}
 ESTIMATORS = [
@@ -317,28 +318,25 @@ def probe_estimators(agent: BaseAlgorithm, env_id: str, stats_path: Path | None,
             return {"error": f"GPG's policy could not take the agent's weights: {error}"}
         _, callback = model._setup_learn(n_steps * args.n_envs * args.rollouts, callback=None)
         explained, baseline_explained, end_shares = [], [], []
-        end_rows = min(n_steps, round(1.0 / (1.0 - gamma * gae_lambda)))
+        horizon = 1.0 / (1.0 - gamma * gae_lambda)
+        end_rows = min(n_steps, round(horizon))
+        at_end = np.zeros((n_steps, args.n_envs), dtype=bool)
+        at_end[-end_rows:] = True
         for rollout in range(args.rollouts):
             model.collect_rollouts(model.env, callback, model.rollout_buffer, n_steps)
             buffer = model.rollout_buffer
-            returns = buffer.returns.swapaxes(0, 1).reshape(-1)  # env-major, as the buffer's loss mask
-            advantages = buffer.advantages.swapaxes(0, 1).reshape(-1)
+            # env-major, as the buffer's loss mask
+            returns, advantages, in_end = env_major(buffer.returns), env_major(buffer.advantages), env_major(at_end)
             if buffer.loss_mask is not None:
-                returns, advantages = returns[buffer.loss_mask], advantages[buffer.loss_mask]
+                returns, advantages, in_end = (array[buffer.loss_mask] for array in (returns, advantages, in_end))
             explained.append(float(1.0 - advantages.var() / returns.var()) if returns.var() > 0 else float("nan"))
-            at_end = np.zeros(buffer.advantages.shape, dtype=bool)
-            at_end[-end_rows:] = True
-            at_end = at_end.swapaxes(0, 1).reshape(-1)
-            if buffer.loss_mask is not None:
-                at_end = at_end[buffer.loss_mask]
             squares = advantages.astype(np.float64) ** 2
-            end_shares.append(float(squares[at_end].sum() / squares.sum()) if squares.sum() > 0 else float("nan"))
+            end_shares.append(float(squares[in_end].sum() / squares.sum()) if squares.sum() > 0 else float("nan"))
             baseline_explained.append(float(buffer.group_stats["baseline_explained_variance"]))
             if rollout == 0:
                 if first_rewards is None:
                     first_rewards = buffer.rewards.copy()
                 same_samples &= bool(np.array_equal(first_rewards, buffer.rewards))
-        horizon = 1.0 / (1.0 - gamma * gae_lambda)
         rows.append(dict(setting=name, baseline=baseline, gae_lambda=gae_lambda, effective_horizon=horizon,
                          explained_variance=float(np.mean(explained)), explained_variance_per_rollout=explained,
                          baseline_explained_variance=float(np.mean(baseline_explained)), end_rows=end_rows,
