@@ -19,7 +19,8 @@ or rl_zoo3's PPO with ``--algo ppo``):
    with the agent's policy weights collects ``--rollouts`` rollouts of ``--n-envs`` x ``--n-steps`` (the same samples
    for every setting: same seeds) and reports 1 - Var(advantages) / Var(returns) over the rollout buffer, and the
    effective horizon 1 / (1 - gamma * lambda), and the share of the advantages' sum of squares that sits in each env's
-   last effective horizon of rows before the rollout's end: where the rollout's end cuts returns
+   last effective horizon of rows before the rollout's end (as training logs it, ``gpg/end_advantage_share``): where
+   the rollout's end cuts returns
    (``truncated_returns="keep"``), those few samples can carry much of it, and the advantage normalisation shrinks the
    rest by as much.
 
@@ -317,30 +318,28 @@ def probe_estimators(agent: BaseAlgorithm, env_id: str, stats_path: Path | None,
         except (ValueError, RuntimeError) as error:
             return {"error": f"GPG's policy could not take the agent's weights: {error}"}
         _, callback = model._setup_learn(n_steps * args.n_envs * args.rollouts, callback=None)
-        explained, baseline_explained, end_shares = [], [], []
-        horizon = 1.0 / (1.0 - gamma * gae_lambda)
-        end_rows = min(n_steps, round(horizon))
-        at_end = np.zeros((n_steps, args.n_envs), dtype=bool)
-        at_end[-end_rows:] = True
+        explained, baseline_explained, end_shares, end_sample_shares = [], [], [], []
         for rollout in range(args.rollouts):
             model.collect_rollouts(model.env, callback, model.rollout_buffer, n_steps)
             buffer = model.rollout_buffer
             # env-major, as the buffer's loss mask
-            returns, advantages, in_end = env_major(buffer.returns), env_major(buffer.advantages), env_major(at_end)
+            returns, advantages = env_major(buffer.returns), env_major(buffer.advantages)
             if buffer.loss_mask is not None:
-                returns, advantages, in_end = (array[buffer.loss_mask] for array in (returns, advantages, in_end))
+                returns, advantages = returns[buffer.loss_mask], advantages[buffer.loss_mask]
             explained.append(float(1.0 - advantages.var() / returns.var()) if returns.var() > 0 else float("nan"))
-            squares = advantages.astype(np.float64) ** 2
-            end_shares.append(float(squares[in_end].sum() / squares.sum()) if squares.sum() > 0 else float("nan"))
             baseline_explained.append(float(buffer.group_stats["baseline_explained_variance"]))
+            end_shares.append(float(buffer.group_stats["end_advantage_share"]))
+            end_sample_shares.append(float(buffer.group_stats["end_sample_share"]))
             if rollout == 0:
                 if first_rewards is None:
                     first_rewards = buffer.rewards.copy()
                 same_samples &= bool(np.array_equal(first_rewards, buffer.rewards))
-        rows.append(dict(setting=name, baseline=baseline, gae_lambda=gae_lambda, effective_horizon=horizon,
-                         explained_variance=float(np.mean(explained)), explained_variance_per_rollout=explained,
-                         baseline_explained_variance=float(np.mean(baseline_explained)), end_rows=end_rows,
-                         end_rows_share=end_rows / n_steps, end_square_share=float(np.mean(end_shares))))  # fmt: skip
+        rows.append(dict(setting=name, baseline=baseline, gae_lambda=gae_lambda,
+                         effective_horizon=1.0 / (1.0 - gamma * gae_lambda), explained_variance=float(np.mean(explained)),
+                         explained_variance_per_rollout=explained,
+                         baseline_explained_variance=float(np.mean(baseline_explained)),
+                         end_rows_share=float(np.mean(end_sample_shares)),
+                         end_square_share=float(np.mean(end_shares))))  # fmt: skip
         env.close()
     return dict(n_steps=n_steps, n_envs=args.n_envs, rollouts=args.rollouts, truncated_returns=truncated,
                 same_samples=same_samples, critic_left_out=left_out, settings=rows)  # fmt: skip

@@ -175,6 +175,44 @@ def test_diagnostics():
     assert stats["zero_advantage_share"] == pytest.approx(2 / 6)  # env 1 at t=0 (its return is the mean), env 0 at t=2
 
 
+@pytest.mark.parametrize(
+    "gamma, gae_lambda, truncated_returns, end_rows, end_sample_share",
+    [
+        (1.0, 1.0, "keep", 3, 1.0),  # no discount: the horizon is endless, every row counts
+        (0.5, 1.0, "keep", 2, 4 / 6),  # 1 / (1 - 0.5) = 2 rows
+        (0.9, 0.5, "keep", 2, 4 / 6),  # 1 / (1 - 0.45) = 1.8, rounded to 2 rows: lambda shortens the horizon
+        (0.5, 1.0, "mask", 2, 3 / 5),  # env 1's cut sample leaves the loss, and the shares with it
+    ],
+)
+def test_end_shares_weigh_the_last_effective_horizon_of_rows(gamma, gae_lambda, truncated_returns, end_rows, end_sample_share):
+    buffer = GroupRolloutBuffer(
+        3,
+        spaces.Box(-1, 1, (1,), np.float32),
+        spaces.Discrete(2),
+        "cpu",
+        gamma=gamma,
+        gae_lambda=gae_lambda,
+        n_envs=2,
+        binning="time",
+        truncated_returns=truncated_returns,
+    )
+    fill_buffer(buffer, np.zeros((3, 2, 1), np.float32), np.arange(1, 7, dtype=np.float32).reshape(3, 2), HAND_STARTS)
+    buffer.compute_returns_and_advantage(th.zeros(2), HAND_DONES)
+    in_loss = np.ones((3, 2), dtype=bool)
+    if truncated_returns == "mask":
+        in_loss[2, 1] = False
+    total = at_end = 0.0
+    for env in range(2):
+        for row in range(3):
+            if in_loss[row, env]:
+                square = float(buffer.advantages[row, env]) ** 2
+                total += square
+                at_end += square if row >= 3 - end_rows else 0.0
+    assert total > 0
+    assert buffer.group_stats["end_advantage_share"] == pytest.approx(at_end / total)
+    assert buffer.group_stats["end_sample_share"] == pytest.approx(end_sample_share)
+
+
 def test_zero_advantage_share_counts_bins_of_equal_returns():
     # A constant reward and no episode end: every return at one episode time is the same, so no advantage is informed,
     # although no sample's bin holds its own trajectory alone (the no-signal warning's measure)

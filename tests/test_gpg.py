@@ -237,6 +237,8 @@ def test_group_diagnostics_are_logged():
         "n_trajectories",
         "truncated_share",
         "zero_advantage_share",
+        "end_advantage_share",
+        "end_sample_share",
     ):
         assert f"gpg/{key}" in last
     assert 0 <= last["gpg/truncated_share"] <= 1

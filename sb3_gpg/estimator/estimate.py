@@ -48,8 +48,8 @@ class Estimate(NamedTuple):
     :param explained_variance: how much of the returns the baselines explain over the samples in the loss (nan where
         none is, or the returns do not vary)
     :param stats: the group's diagnostics (see ``group_baselines``, ``advantage_stats``), the share of cut returns,
-        the bootstrap's, the out-of-fold explained variance, whether a fitted baseline fell back to the bins, and the
-        time the estimate took
+        where the rollout's end weighs (``_end_stats``), the bootstrap's, the out-of-fold explained variance, whether a
+        fitted baseline fell back to the bins, and the time the estimate took
     """
 
     returns: np.ndarray
@@ -190,12 +190,39 @@ def estimate(
         **stats,
         **advantage_stats(ids[in_group], returns[in_group], baselines),
         "truncated_share": float(cut.mean()),
+        **_end_stats(advantages, in_group, gamma * gae_lambda),
         **bootstrap_stats,
         "baseline_explained_variance": out_of_fold_variance,
         "fitted_baseline_fallback": float(options.baseline != "bins" and fitted is None),
         "advantage_time": time.perf_counter() - start,
     }
     return Estimate(step_returns, step_baselines, advantages, None if in_group.all() else in_group, explained, stats)
+
+
+def _end_stats(advantages: np.ndarray, in_group: np.ndarray, discount: float) -> dict[str, float]:
+    """
+    Where the rollout's end weighs in the update: returns that it cuts, scored as if the episode ended there, are off
+    most in each env's last effective horizon of rows, so that these rows hold far more of the advantages' squares than
+    of the samples.
+
+    :param advantages: the advantages, shape (n_steps, n_envs)
+    :param in_group: which samples (env-major) enter the loss
+    :param discount: ``gamma * gae_lambda``, whose effective horizon ``1 / (1 - discount)`` (rounded, at most the
+        rollout) sets the rows
+    :return: ``end_advantage_share``, the share of the advantages' sum of squares over the samples in the loss held by
+        those rows (0 where all advantages are 0), and ``end_sample_share``, the share of the samples in them
+    """
+    n_steps = len(advantages)
+    end_rows = n_steps if discount >= 1.0 else min(n_steps, round(1.0 / (1.0 - discount)))
+    at_end = np.zeros(advantages.shape, dtype=bool)
+    at_end[n_steps - end_rows :] = True
+    at_end = env_major(at_end)[in_group]
+    squares = env_major(advantages).astype(np.float64)[in_group] ** 2
+    total = squares.sum()
+    return {
+        "end_advantage_share": float(squares[at_end].sum() / total) if total > 0 else 0.0,
+        "end_sample_share": float(at_end.mean()) if at_end.size else 0.0,
+    }
 
 
 def _explained_variance(predictions: np.ndarray, targets: np.ndarray) -> float:
