@@ -214,9 +214,8 @@ def _end_stats(advantages: np.ndarray, in_group: np.ndarray, discount: float) ->
     """
     n_steps = len(advantages)
     end_rows = n_steps if discount >= 1.0 else min(n_steps, round(1.0 / (1.0 - discount)))
-    at_end = np.zeros(advantages.shape, dtype=bool)
-    at_end[n_steps - end_rows :] = True
-    at_end = env_major(at_end)[in_group]
+    # each sample's rollout row (samples are env-major, as in _fitted_baselines)
+    at_end = np.flatnonzero(in_group) % n_steps >= n_steps - end_rows
     squares = env_major(advantages).astype(np.float64)[in_group] ** 2
     total = squares.sum()
     return {
