@@ -420,6 +420,12 @@ ZOO_TUNING += [
     Setting("gpg_walker2d_lr1e-4", "gpg", ("learning_rate:1e-4",)),
     Setting("gpg_walker2d_clip0.1", "gpg", ("clip_range:0.1",)),
     Setting("gpg_walker2d_kl0.02", "gpg", ("target_kl:0.02",)),
+    # on the bootstrapped entry, where the fitted baseline explains most of the returns: how far GAE looks (lambda,
+    # gamma) and a baseline that is not linear in the observation
+    Setting("gpg_walker2d_lambda0.9", "gpg", ("gae_lambda:0.9",)),
+    Setting("gpg_walker2d_lambda0.98", "gpg", ("gae_lambda:0.98",)),
+    Setting("gpg_walker2d_bootstrap_gamma0.995", "gpg", ("gamma:0.995",)),
+    Setting("gpg_walker2d_knn", "gpg", KNN),
     # CartPole: one lever each against the entry, on five tuning seeds
     Setting("gpg_cartpole_epochs20", "gpg", ("n_epochs:20",)),
     Setting("gpg_cartpole_gamma0.98", "gpg", ("gamma:0.98",)),
