@@ -426,6 +426,10 @@ ZOO_TUNING += [
     Setting("gpg_walker2d_lambda0.98", "gpg", ("gae_lambda:0.98",)),
     Setting("gpg_walker2d_bootstrap_gamma0.995", "gpg", ("gamma:0.995",)),
     Setting("gpg_walker2d_knn", "gpg", KNN),
+    # on the bootstrapped entry, whose runs can fall from a good gait to a short one for good: an entropy bonus that
+    # keeps the policy exploring after a fall, and a smaller initial action noise (quieter Monte-Carlo returns)
+    Setting("gpg_walker2d_ent0.001", "gpg", ("ent_coef:0.001",)),
+    Setting("gpg_walker2d_bootstrap_std-1", "gpg", ("policy_kwargs:'dict(log_std_init=-1)'",)),
     # HalfCheetah's entry as a whole failed here under its truncated_returns 'keep' (32 x 64 steps: most returns are
     # cut); the same with the cut returns bootstrapped
     Setting(
