@@ -391,6 +391,7 @@ ZOO_TUNING = [
         ),
     ),
 ]
+HC_TRIAL26 = next(s.params for s in ZOO_TUNING if s.name == "gpg_halfcheetah_trial26")
 # Walker2d-v5 candidates from what moved HalfCheetah and RL Zoo's PPO: a small initial action noise; RL Zoo PPO's
 # Walker2d optimiser settings (larger minibatches) with its HalfCheetah and Hopper policy; HalfCheetah's trial 26
 ZOO_TUNING += [
@@ -400,7 +401,7 @@ ZOO_TUNING += [
         "gpg",
         (ZOO_POLICY, "learning_rate:5.05e-05", "clip_range:0.1", "n_epochs:20", "ent_coef:5.85e-04", "max_grad_norm:1.0"),
     ),
-    Setting("gpg_walker2d_hc_trial26", "gpg", next(s.params for s in ZOO_TUNING if s.name == "gpg_halfcheetah_trial26")),
+    Setting("gpg_walker2d_hc_trial26", "gpg", HC_TRIAL26),
     # Walker2d: one lever each against the entry, at the full budget on three tuning seeds
     Setting("gpg_walker2d_lin_lr", "gpg", ("learning_rate:'lin_3e-4'",)),
     Setting("gpg_walker2d_gamma0.995", "gpg", ("gamma:0.995",)),
@@ -435,10 +436,7 @@ ZOO_TUNING += [
     Setting(
         "gpg_walker2d_hc_trial26_bootstrap",
         "gpg",
-        tuple(
-            "truncated_returns:'bootstrap'" if param.startswith("truncated_returns:") else param
-            for param in next(s.params for s in ZOO_TUNING if s.name == "gpg_halfcheetah_trial26")
-        ),
+        tuple("truncated_returns:'bootstrap'" if param.startswith("truncated_returns:") else param for param in HC_TRIAL26),
     ),
     # CartPole: one lever each against the entry, on five tuning seeds
     Setting("gpg_cartpole_epochs20", "gpg", ("n_epochs:20",)),
