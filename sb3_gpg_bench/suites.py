@@ -44,6 +44,8 @@ ZOO_TASKS = ["CartPole-v1", "Acrobot-v1", "Pendulum-v1", "MountainCarContinuous-
 STATE_AWARE_TASKS = ["HalfCheetah-v5", "Walker2d-v5", "Hopper-v5", "LunarLander-v3"]
 # RL Zoo's PPO policy for HalfCheetah and Hopper (GPG has no value network: the policy's layers only)
 ZOO_POLICY = "policy_kwargs:'dict(log_std_init=-2, ortho_init=False, activation_fn=nn.ReLU, net_arch=[256, 256])'"
+# RL Zoo PPO's Walker2d optimiser settings, less its minibatch size
+ZOO_WALKER2D_OPTIMISER = ("learning_rate:5.05e-05", "clip_range:0.1", "n_epochs:20", "ent_coef:5.85e-04", "max_grad_norm:1.0")
 KNN = ("baseline:'knn'", KNN_KWARGS)
 LINEAR_LAMBDA = ("baseline:'linear'", "gae_lambda:0.95")
 # Candidates against gpg.yml's entry ("gpg") on tuning seeds, each run on the tasks it was meant for (--envs)
@@ -399,7 +401,7 @@ ZOO_TUNING += [
     Setting(
         "gpg_walker2d_zoo_ppo",
         "gpg",
-        (ZOO_POLICY, "learning_rate:5.05e-05", "clip_range:0.1", "n_epochs:20", "ent_coef:5.85e-04", "max_grad_norm:1.0"),
+        (ZOO_POLICY, *ZOO_WALKER2D_OPTIMISER),
     ),
     Setting("gpg_walker2d_hc_trial26", "gpg", HC_TRIAL26),
     # Walker2d: one lever each against the entry, at the full budget on three tuning seeds
@@ -444,11 +446,7 @@ ZOO_TUNING += [
     Setting("gpg_walker2d_lin_lr6e-4", "gpg", ("learning_rate:'lin_6e-4'",)),
     Setting("gpg_walker2d_gamma0.999", "gpg", ("gamma:0.999",)),
     Setting("gpg_walker2d_256x256", "gpg", ("policy_kwargs:'dict(net_arch=[256, 256])'",)),
-    Setting(
-        "gpg_walker2d_ppo_optimiser",
-        "gpg",
-        ("batch_size:32", "n_epochs:20", "learning_rate:5.05e-05", "clip_range:0.1", "ent_coef:5.85e-04", "max_grad_norm:1.0"),
-    ),
+    Setting("gpg_walker2d_ppo_optimiser", "gpg", ("batch_size:32", *ZOO_WALKER2D_OPTIMISER)),
     # trial 87 of the walker2d_v5_600k_w3 study (benchmarks/mujoco_search), values rounded
     Setting(
         "gpg_walker2d_trial87",
