@@ -34,6 +34,9 @@ OLDER_ENTRIES = {"HalfCheetah-v5": "HalfCheetah-v4", "Hopper-v5": "Hopper-v4", "
               "Swimmer-v5": "Swimmer-v4", "Ant-v5": "Ant-v4", "InvertedDoublePendulum-v5": "InvertedDoublePendulum-v2",
               "Reacher-v5": "Reacher-v2"}  # fmt: skip
 RUN_FILES = ("evaluations.npz", "config.yml", "args.yml", "meta.json")
+# What each update logged that the runs are compared on, read from the training's standard output (SB3's tables at
+# ``verbose=1``), kept in ``training_log.json``: how much of the returns the baseline or critic explains
+LOGGED_KEYS = ("train/explained_variance", "gpg/baseline_explained_variance")
 
 
 class Run(NamedTuple):
@@ -118,8 +121,35 @@ def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, byte
                 **{name: _version(name) for name in ("torch", "stable_baselines3", "rl_zoo3", "sb3_gpg")},
             },
         }
+    files["training_log.json"] = (json.dumps(logged_series(result.stdout, LOGGED_KEYS)) + "\n").encode()
     files["meta.json"] = (json.dumps(meta, indent=1) + "\n").encode()
     return files
+
+
+def logged_series(stdout: str, keys: tuple[str, ...]) -> dict[str, list[list[float]]]:
+    """
+    :param stdout: a training's standard output, with the tables SB3's logger prints at ``verbose=1``
+    :param keys: the logged values to keep, as ``section/name``
+    :return: per key, ``[total_timesteps, value]`` for every table that printed it (SB3 prints a value once, in the
+        first table after it was logged: an update's in the next table, which may be an evaluation's)
+    """
+    series: dict[str, list[list[float]]] = {key: [] for key in keys}
+    table: dict[str, float] = {}
+    section = ""
+    for line in stdout.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("-") and table:  # a table's last border
+            for key in set(keys) & set(table):
+                series[key].append([table.get("time/total_timesteps", float("nan")), table[key]])
+            table = {}
+        elif len(cells) == 2 and cells[0].endswith("/") and not cells[1]:
+            section = cells[0]
+        elif len(cells) == 2 and line.startswith("|    "):
+            try:
+                table[section + cells[0]] = float(cells[1])
+            except ValueError:
+                continue
+    return series
 
 
 def _version(module: str) -> str:
@@ -168,7 +198,7 @@ def run_suite(
     def keep(task: tuple[Run, int | None, int], files: dict[str, bytes]) -> None:
         folder = out / "runs" / task[0].name
         folder.mkdir(parents=True, exist_ok=True)
-        for name in RUN_FILES[:-1]:
+        for name in (*RUN_FILES[:-1], "training_log.json"):
             (folder / name).write_bytes(files[name])
         # meta.json marks the run finished: written whole or not at all
         (folder / "meta.json.tmp").write_bytes(files["meta.json"])

@@ -623,6 +623,21 @@ DEFAULT_SETTINGS = [
     # trajectory reaches the goal
     Setting("gpg_spatial_lambda", "gpg", ("normalize:True", "binning:'spatial'", "gae_lambda:0.95")),
 ]
+# PPO with every setting it shares with GPG's entry for the task (gpg.yml's, written out so that a later entry does not
+# change what these runs ran), and SB3's vf_coef: what PPO's critic adds to GPG's settings
+PPO_GPG_WALKER2D = ("normalize:True", "n_envs:8", "n_steps:512", "batch_size:128", "n_epochs:10", "gamma:0.99",
+                    "gae_lambda:0.95", "learning_rate:0.0003", "ent_coef:0.0", "clip_range:0.2", "max_grad_norm:0.5",
+                    "vf_coef:0.5", "policy_kwargs:'dict()'")  # fmt: skip
+PPO_GPG_HALFCHEETAH = ("normalize:True", "n_envs:32", "n_steps:64", "batch_size:64", "n_epochs:10", "gamma:0.9978",
+                       "gae_lambda:0.95", "learning_rate:4.93e-05", "ent_coef:5.252e-05", "clip_range:0.1",
+                       "target_kl:0.1", "max_grad_norm:0.6599", "vf_coef:0.5",
+                       "policy_kwargs:'dict(net_arch=[256, 256], activation_fn=nn.Tanh, ortho_init=True, "
+                       "log_std_init=-2.219)'")  # fmt: skip
+CRITIC_DIAGNOSIS = [
+    Setting("gpg", "gpg"),
+    Setting("ppo_gpg_settings_walker2d", "ppo", PPO_GPG_WALKER2D),
+    Setting("ppo_gpg_settings_halfcheetah", "ppo", PPO_GPG_HALFCHEETAH),
+]
 SUITES = {
     # GPG against RL Zoo's own PPO, each with its own entry, evaluated on seeds apart from training
     "zoo": Suite(ZOO_TASKS, [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000),
@@ -632,6 +647,8 @@ SUITES = {
     "zoo_tuning": Suite(ZOO_TASKS, ZOO_TUNING, "gpg", 10_000),
     # GPG's default entry on tasks without an entry of their own, against RL Zoo's PPO
     "defaults": Suite(DEFAULT_TASKS, DEFAULT_SETTINGS, "ppo", 10_000),
+    # which part of PPO's critic GPG lacks: PPO with GPG's settings against GPG's entry, on tuning seeds
+    "critic_diagnosis": Suite(["Walker2d-v5", "HalfCheetah-v5"], CRITIC_DIAGNOSIS, "gpg", 10_000),
     # a tiny grid for the tests
     "smoke": Suite(["CartPole-v1"], SMOKE, "ppo", 10_000),
 }
