@@ -1,13 +1,23 @@
 """
-Digests of training: for several configurations (every algorithm, the estimator's options, VecNormalize, gSDE), the
-SHA-256 of the policy's parameters and the last advantages after four iterations. Run against two checkouts to check
-that a change leaves training unchanged to the bit:
+Digests of training: for several configurations (every algorithm, the estimator's options, the fitted baselines,
+VecNormalize, gSDE), the SHA-256 of the policy's parameters and the last rollout's advantages after four iterations,
+and that of the last rollout's diagnostics (the group's statistics, whatever their names, and the explained variance).
+Run against two checkouts to check that a change leaves training unchanged to the bit:
 
     PYTHONPATH=/path/to/old/checkout python scripts/training_digest.py > old.txt
     python scripts/training_digest.py > new.txt && diff old.txt new.txt
+
+or against the committed digests (``benchmarks/training_digest.txt``), exiting 1 on a difference:
+
+    python scripts/training_digest.py --verify benchmarks/training_digest.txt
+
+The digests are of one machine's arithmetic (NumPy's and torch's CPU kernels): another CPU or library version may
+round differently.
 """
 
+import argparse
 import hashlib
+import platform
 import sys
 import warnings
 from collections.abc import Callable
@@ -20,11 +30,22 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import VecNormalize
 
 import sb3_gpg
-from sb3_gpg import GPG, MaskableGPG, RecurrentGPG
+from sb3_gpg import GPG, MaskableGPG, MaskableRecurrentGPG, RecurrentGPG
+
+# The estimator's statistics that are not a function of the rollout
+UNTIMED = ("advantage_time",)
 
 
 def cartpole(n_envs: int) -> Any:
     return make_vec_env("CartPole-v1", n_envs=n_envs, seed=0)
+
+
+def pendulum(n_envs: int) -> Any:
+    return VecNormalize(make_vec_env("Pendulum-v1", n_envs=n_envs, seed=0))
+
+
+def invalid_actions(n_envs: int) -> Any:
+    return make_vec_env(lambda: InvalidActionEnvDiscrete(dim=8, n_invalid_actions=3), n_envs=n_envs, seed=0)
 
 
 CASES: dict[str, Callable[[], Any]] = {
@@ -33,35 +54,95 @@ CASES: dict[str, Callable[[], Any]] = {
                                             min_bin_count=2, advantage_scale="bin_std"),
     "cartpole-mask-spatialtime": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=32, seed=0,
                                              truncated_returns="mask", binning="spatial_time", bin_size=0.5),
-    "pendulum-bootstrap-norm": lambda: GPG("MlpPolicy", VecNormalize(make_vec_env("Pendulum-v1", n_envs=4, seed=0)),
-                                           n_steps=64, batch_size=64, seed=0, truncated_returns="bootstrap", use_sde=True),
-    "maskable": lambda: MaskableGPG("MlpPolicy", make_vec_env(lambda: InvalidActionEnvDiscrete(dim=8, n_invalid_actions=3),
-                                                              n_envs=2, seed=0), n_steps=64, batch_size=32, seed=0),
+    "cartpole-spatialtime-min3": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0,
+                                             binning="spatial_time", bin_size=0.5, min_bin_count=3),
+    "pendulum-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, seed=0,
+                                           truncated_returns="bootstrap", use_sde=True),
+    "pendulum-linear-lambda-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, seed=0,
+                                                         baseline="linear", gae_lambda=0.95,
+                                                         truncated_returns="bootstrap"),
+    "pendulum-knn-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, seed=0,
+                                               baseline="knn", truncated_returns="bootstrap"),
+    "cartpole-knn": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0, baseline="knn"),
+    "maskable": lambda: MaskableGPG("MlpPolicy", invalid_actions(2), n_steps=64, batch_size=32, seed=0),
     "recurrent-bootstrap": lambda: RecurrentGPG("MlpLstmPolicy", cartpole(2), n_steps=64, batch_size=32, seed=0,
                                                 truncated_returns="bootstrap", n_epochs=2),
     "recurrent-mask": lambda: RecurrentGPG("MlpLstmPolicy", cartpole(2), n_steps=32, batch_size=16, seed=0,
                                            truncated_returns="mask", n_epochs=2),
+    "maskable-recurrent": lambda: MaskableRecurrentGPG("MlpLstmPolicy", invalid_actions(2), n_steps=32, batch_size=16,
+                                                       seed=0, n_epochs=2),
 }  # fmt: skip
 
 
 def digest(model: GPG) -> str:
-    """:return: the first 16 hex digits of the SHA-256 of the policy's parameters and the last rollout's advantages"""
+    """
+    :return: the first 16 hex digits of the SHA-256 of the policy's parameters and the last rollout's advantages, and
+        those of the last rollout's diagnostics (their values, sorted, so that a renamed statistic keeps its digest)
+    """
     sha = hashlib.sha256()
     for parameter in model.policy.parameters():
         sha.update(parameter.detach().numpy().tobytes())
-    sha.update(np.asarray(model.rollout_buffer.advantages).tobytes())
-    return sha.hexdigest()[:16]
+    buffer = model.rollout_buffer
+    sha.update(np.asarray(buffer.advantages).tobytes())
+    stats = [repr(float(value)) for key, value in buffer.group_stats.items() if key not in UNTIMED]
+    stats.append(repr(float(buffer.explained_variance)))
+    stats_sha = hashlib.sha256(" ".join(sorted(stats)).encode())
+    return f"{sha.hexdigest()[:16]} {stats_sha.hexdigest()[:16]}"
 
 
-def main() -> None:
+def digests() -> dict[str, str]:
+    """:return: every case's digests, by case"""
+    threads = th.get_num_threads()
     th.set_num_threads(1)
-    warnings.simplefilter("ignore")
+    result = {}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for name, make in CASES.items():
+                model = make()
+                model.learn(4 * model.n_steps * model.n_envs)
+                result[name] = digest(model)
+    finally:
+        th.set_num_threads(threads)
+    return result
+
+
+def environment() -> str:
+    """:return: a comment line naming what the digests depend on besides the code: the libraries and the CPU's kind"""
+    return f"# numpy {np.__version__}, torch {th.__version__}, {platform.machine()}"
+
+
+def differences(lines: list[str], expected: list[str]) -> list[str]:
+    """
+    :param lines: digest lines computed now
+    :param expected: digest lines read from a file (comments ignored)
+    :return: the lines that differ, each marked as expected or got; empty when all match
+    """
+    expected = [line for line in expected if not line.startswith("#")]
+    return [f"  expected {line}" for line in expected if line not in lines] + [
+        f"  got      {line}" for line in lines if line not in expected
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--verify", metavar="FILE", help="compare with the digests in FILE; exit 1 on a difference")
+    args = parser.parse_args(argv)
     print(f"sb3_gpg from {sb3_gpg.__file__}", file=sys.stderr)
-    for name, make in CASES.items():
-        model = make()
-        model.learn(4 * model.n_steps * model.n_envs)
-        print(name, digest(model))
+    lines = [f"{name} {value}" for name, value in digests().items()]
+    if args.verify is None:
+        print(environment(), *lines, sep="\n")
+        return 0
+    with open(args.verify) as file:
+        expected = [line.strip() for line in file if line.strip()]
+    differing = differences(lines, expected)
+    if differing:
+        print(f"Training differs from {args.verify} (made with {expected[0].lstrip('# ')}; here {environment()[2:]}):")
+        print(*differing, sep="\n")
+        return 1
+    print(f"Training digests match {args.verify} ({len(lines)} configurations).")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
