@@ -633,10 +633,15 @@ PPO_GPG_HALFCHEETAH = ("normalize:True", "n_envs:32", "n_steps:64", "batch_size:
                        "target_kl:0.1", "max_grad_norm:0.6599", "vf_coef:0.5",
                        "policy_kwargs:'dict(net_arch=[256, 256], activation_fn=nn.Tanh, ortho_init=True, "
                        "log_std_init=-2.219)'")  # fmt: skip
+# The same PPO without its critic's memory, or without its capacity (sb3_gpg_bench.critic_variants)
+FRESH_CRITIC = ("callback:'sb3_gpg_bench.critic_variants.FreshCritic'",)
+LINEAR_CRITIC = ("callback:'sb3_gpg_bench.critic_variants.LinearCritic'", "env_wrapper:'gymnasium.wrappers.TimeAwareObservation'")
 CRITIC_DIAGNOSIS = [
     Setting("gpg", "gpg"),
     Setting("ppo_gpg_settings_walker2d", "ppo", PPO_GPG_WALKER2D),
     Setting("ppo_gpg_settings_halfcheetah", "ppo", PPO_GPG_HALFCHEETAH),
+    Setting("ppo_fresh_critic_walker2d", "ppo", (*PPO_GPG_WALKER2D, *FRESH_CRITIC)),
+    Setting("ppo_linear_critic_walker2d", "ppo", (*PPO_GPG_WALKER2D, *LINEAR_CRITIC)),
 ]
 SUITES = {
     # GPG against RL Zoo's own PPO, each with its own entry, evaluated on seeds apart from training

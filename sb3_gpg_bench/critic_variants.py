@@ -1,0 +1,100 @@
+"""
+PPO with one part of its critic taken away, for the critic diagnosis (``scripts/zoo_suite.py --suite critic_diagnosis``):
+RL Zoo callbacks (the ``callback`` hyperparameter) that change PPO's value function and nothing else, so that PPO's
+own update loop, settings and logging stay as they are.
+
+- ``FreshCritic``, no memory: the value network is re-initialised (weights and Adam's moments) after every rollout and
+  trained by PPO's value loss on that rollout alone. The values the next rollout's advantages read come from a critic
+  that saw one rollout, as GPG's fitted baseline does; PPO's own critic carries every earlier rollout in its weights.
+- ``LinearCritic``, no capacity: the value function is linear in the features of GPG's linear baseline (the clipped
+  observation, its square, a cubic in the episode time and a constant), trained by PPO's value loss across rollouts
+  as PPO trains its own. The episode time comes from ``gymnasium.wrappers.TimeAwareObservation`` (``env_wrapper``),
+  the observation's last entry, which the actor does not see.
+"""
+
+from functools import partial
+
+import numpy as np
+import torch as th
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.policies import ActorCriticPolicy
+from torch import nn
+
+from sb3_gpg.estimator.fitted_baselines import OBS_CLIP
+
+
+class FreshCritic(BaseCallback):
+    """Re-initialise PPO's value network after each rollout, before the update trains it on that rollout."""
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_rollout_end(self) -> None:
+        policy = self.model.policy
+        assert isinstance(policy, ActorCriticPolicy)
+        value_modules = [policy.mlp_extractor.value_net, policy.value_net]
+        if not policy.share_features_extractor:
+            value_modules.append(policy.vf_features_extractor)
+        for module, gain in zip(value_modules, (np.sqrt(2), 1.0, np.sqrt(2))):
+            if policy.ortho_init:
+                module.apply(partial(policy.init_weights, gain=gain))
+            else:
+                for layer in module.modules():
+                    if isinstance(layer, nn.Linear):
+                        layer.reset_parameters()
+        for module in value_modules:
+            for parameter in module.parameters():
+                policy.optimizer.state.pop(parameter, None)
+
+
+class WithoutTime(nn.Module):
+    """The actor's first layer, reading the observation without its last entry (the episode time)."""
+
+    def __init__(self, layer: nn.Linear):
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, observations: th.Tensor) -> th.Tensor:
+        return self.layer(observations[..., :-1])
+
+
+class RllabFeatures(nn.Module):
+    """``[clip(obs), clip(obs)**2, t, t**2, t**3, 1]`` of an observation whose last entry is the episode time."""
+
+    features_per_obs = 2
+
+    def forward(self, observations: th.Tensor) -> th.Tensor:
+        obs = th.clamp(observations[..., :-1], -OBS_CLIP, OBS_CLIP)
+        t = observations[..., -1:]
+        return th.cat([obs, obs**2, t, t**2, t**3, th.ones_like(t)], dim=-1)
+
+
+class LinearCritic(BaseCallback):
+    """
+    Replace PPO's value network by a linear function of GPG's linear-baseline features, before training starts; the
+    actor keeps its architecture, its first layer reading the observation without the time. The optimiser is rebuilt
+    over the new parameters.
+    """
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_start(self) -> None:
+        policy = self.model.policy
+        assert isinstance(policy, ActorCriticPolicy) and policy.share_features_extractor
+        obs_dim = policy.features_dim
+        first = policy.mlp_extractor.policy_net[0]
+        assert isinstance(first, nn.Linear) and first.in_features == obs_dim
+        actor_first = nn.Linear(obs_dim - 1, first.out_features)
+        if policy.ortho_init:
+            policy.init_weights(actor_first, gain=np.sqrt(2))
+        policy.mlp_extractor.policy_net[0] = WithoutTime(actor_first)
+        policy.mlp_extractor.value_net = RllabFeatures()
+        policy.mlp_extractor.latent_dim_vf = 2 * (obs_dim - 1) + 4
+        policy.value_net = nn.Linear(policy.mlp_extractor.latent_dim_vf, 1)
+        nn.init.zeros_(policy.value_net.weight)
+        nn.init.zeros_(policy.value_net.bias)
+        policy.to(self.model.device)
+        policy.optimizer = policy.optimizer_class(
+            policy.parameters(), lr=self.model.lr_schedule(1), **policy.optimizer_kwargs
+        )
