@@ -32,17 +32,17 @@ class FreshCritic(BaseCallback):
     def _on_rollout_end(self) -> None:
         policy = self.model.policy
         assert isinstance(policy, ActorCriticPolicy)
-        value_modules = [policy.mlp_extractor.value_net, policy.value_net]
+        gains: list[tuple[nn.Module, float]] = [(policy.mlp_extractor.value_net, np.sqrt(2)), (policy.value_net, 1.0)]
         if not policy.share_features_extractor:
-            value_modules.append(policy.vf_features_extractor)
-        for module, gain in zip(value_modules, (np.sqrt(2), 1.0, np.sqrt(2))):
+            gains.append((policy.vf_features_extractor, np.sqrt(2)))
+        for module, gain in gains:
             if policy.ortho_init:
                 module.apply(partial(policy.init_weights, gain=gain))
             else:
                 for layer in module.modules():
                     if isinstance(layer, nn.Linear):
                         layer.reset_parameters()
-        for module in value_modules:
+        for module, _ in gains:
             for parameter in module.parameters():
                 policy.optimizer.state.pop(parameter, None)
 
@@ -60,8 +60,6 @@ class WithoutTime(nn.Module):
 
 class RllabFeatures(nn.Module):
     """``[clip(obs), clip(obs)**2, t, t**2, t**3, 1]`` of an observation whose last entry is the episode time."""
-
-    features_per_obs = 2
 
     def forward(self, observations: th.Tensor) -> th.Tensor:
         obs = th.clamp(observations[..., :-1], -OBS_CLIP, OBS_CLIP)
@@ -89,12 +87,10 @@ class LinearCritic(BaseCallback):
         if policy.ortho_init:
             policy.init_weights(actor_first, gain=np.sqrt(2))
         policy.mlp_extractor.policy_net[0] = WithoutTime(actor_first)
-        policy.mlp_extractor.value_net = RllabFeatures()
+        policy.mlp_extractor.value_net = nn.Sequential(RllabFeatures())
         policy.mlp_extractor.latent_dim_vf = 2 * (obs_dim - 1) + 4
         policy.value_net = nn.Linear(policy.mlp_extractor.latent_dim_vf, 1)
         nn.init.zeros_(policy.value_net.weight)
         nn.init.zeros_(policy.value_net.bias)
         policy.to(self.model.device)
-        policy.optimizer = policy.optimizer_class(
-            policy.parameters(), lr=self.model.lr_schedule(1), **policy.optimizer_kwargs
-        )
+        policy.optimizer = policy.optimizer_class(policy.parameters(), lr=self.model.lr_schedule(1), **policy.optimizer_kwargs)
