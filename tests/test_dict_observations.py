@@ -5,6 +5,7 @@ states. ``test_estimator_options`` checks the Dict buffers' advantages against t
 """
 
 import numpy as np
+import pytest
 from sb3_contrib.common.wrappers import ActionMasker
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.envs import SimpleMultiObsEnv
@@ -32,3 +33,10 @@ def test_trains_and_predicts_on_dict_observations(algorithm: Algorithm):
         assert state[0].shape == (1, 1, 8)
         _, next_state = model.predict(obs, state=state, episode_start=np.zeros(1, dtype=bool), **masks)
         assert not np.allclose(next_state[0], state[0])
+
+
+def test_spatial_binning_on_a_dict_with_an_image_names_the_dict():
+    from sb3_gpg import GPG
+
+    with pytest.raises(ValueError, match=r"^spatial binning on a Dict observation whose 'img' part holds images puts"):
+        GPG("MultiInputPolicy", SimpleMultiObsEnv(), binning="spatial")

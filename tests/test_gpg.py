@@ -288,6 +288,10 @@ class CountingEnv(gym.Wrapper):
         (dict(binning="spatial", bin_size=[0.5, 0.5]), "bin_size has 2 values but the flattened observation has 4"),
         (dict(binning="state"), "state binning needs a discrete observation space"),
         (dict(min_bin_count=0), "min_bin_count must be an integer >= 1"),
+        (dict(gamma=2), r"^gamma=2: gamma must be in \[0, 1\] \(PPO accepts"),
+        (dict(gamma=-0.1), r"^gamma=-0.1: gamma must be in \[0, 1\]"),
+        (dict(gae_lambda=float("nan")), r"^gae_lambda=nan: gae_lambda must be in \[0, 1\]"),
+        (dict(clip_range=-0.2), r"^clip_range=-0.2: the clip range must be >= 0, e.g. 0.2 \(PPO accepts"),
         (dict(truncated_returns="drop"), "truncated_returns must be one of"),
         (dict(advantage_scale="std"), "advantage_scale must be one of"),
         (dict(batch_size=1), "batch_size must be greater than 1"),
@@ -310,6 +314,25 @@ def test_actor_critic_policy_is_refused():
         ValueError, match=r"GPG needs an actor-only policy \(sb3_gpg.common.policies.ActorOnlyPolicy\), got ActorCriticPolicy"
     ):
         GPG(ActorCriticPolicy, "CartPole-v1")
+
+
+@pytest.mark.parametrize(
+    "algorithm, policy, message",
+    [
+        ("GPG", "MlpLstmPolicy", "MlpLstmPolicy is RecurrentGPG's policy: use RecurrentGPG (MaskableRecurrentGPG with"),
+        ("MaskableGPG", "CnnLstmPolicy", "CnnLstmPolicy is MaskableRecurrentGPG's policy: use MaskableRecurrentGPG ("),
+        ("RecurrentGPG", "MlpPolicy", "MlpPolicy is GPG's policy: use GPG (MaskableGPG with action masks), or "
+         "RecurrentGPG's MlpLstmPolicy."),
+        ("MaskableRecurrentGPG", "MultiInputPolicy", "MultiInputPolicy is MaskableGPG's policy: use MaskableGPG ("),
+        ("GPG", "MlpPolicyy", "Policy MlpPolicyy unknown: GPG takes MlpPolicy, CnnPolicy, MultiInputPolicy, or a policy"),
+    ],
+)  # fmt: skip
+def test_another_classes_policy_name_names_the_class(algorithm, policy, message):
+    import sb3_gpg
+
+    with pytest.raises(ValueError) as error:
+        getattr(sb3_gpg, algorithm)(policy, "CartPole-v1")
+    assert str(error.value).startswith(message) and "\n" not in str(error.value)
 
 
 def test_spatial_binning_on_images_is_refused():

@@ -102,6 +102,10 @@ ONE_SAMPLE_MINIBATCH = (
 NO_UPDATE = (
     "a zero learning rate or no epoch trains nothing: the anchors accept it, GPG refuses it when built, saying what to pass"
 )
+OUT_OF_RANGE = (
+    "a discount outside [0, 1] or a negative clip range: the anchors train on it silently, GPG refuses it when built, "
+    "naming the value and the range"
+)
 LSTM_SETTINGS = (
     "GPG's filter of the critic's settings serves its three classes, so GPG and MaskableGPG take RecurrentPPO's LSTM "
     "settings for the critic's: they refuse RecurrentPPO's invalid combinations as RecurrentPPO does, and ignore the "
@@ -130,6 +134,11 @@ DIFFERENCES: dict[tuple[str, str], Difference] = {
         (anchor, scenario): Difference(("init", ValueError), NO_UPDATE)
         for anchor in ANCHORS
         for scenario in ("learning_rate=0", "n_epochs=0")
+    },
+    **{
+        (anchor, scenario): Difference(("init", ValueError), OUT_OF_RANGE)
+        for anchor in ANCHORS
+        for scenario in ("gamma=2", "gamma=-0.1", "clip_range=-0.2")
     },
     **{
         (anchor, "batch_size=0, normalize_advantage=False"): Difference(
@@ -178,6 +187,9 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "gae_lambda, vf_coef": dict(gae_lambda=0.9, vf_coef=0.4),
     "batch_size=1": dict(batch_size=1),
     "batch_size=0, normalize_advantage=False": dict(batch_size=0, normalize_advantage=False),
+    "gamma=2": dict(gamma=2),
+    "gamma=-0.1": dict(gamma=-0.1),
+    "clip_range=-0.2": dict(clip_range=-0.2),
     "learning_rate=-1": dict(learning_rate=-1),
     "learning_rate=0": dict(learning_rate=0),
     "n_epochs=0": dict(n_epochs=0),

@@ -55,10 +55,16 @@ def check_observation_binning(binning: Binning, observation_space: spaces.Space,
     if callable(binning) or binning not in OBSERVATION_BINNINGS:
         return
     if has_image_space(observation_space):
+        if isinstance(observation_space, spaces.Dict):
+            images = [key for key, space in observation_space.spaces.items() if has_image_space(space)]
+            observations = f"a Dict observation whose {', '.join(map(repr, images))} part holds images"
+            choose = "on the Box parts you choose (obs is a dict of arrays)"
+        else:
+            observations, choose = "image observations", "on features you choose"
         raise ValueError(
-            f"{binning} binning on image observations puts almost every sample in a bin of its own (one cell per "
-            "pixel value), so the baselines equal the returns and the advantages vanish. Use binning='time', or "
-            "a callable f(obs, t) -> keys on features you choose."
+            f"{binning} binning on {observations} puts almost every sample in a bin of its own (one cell per "
+            f"pixel value), so the baselines equal the returns and the advantages vanish. Use binning='time', or "
+            f"a callable f(obs, t) -> keys {choose}."
         )
     if binning == "state" and not is_discrete_space(observation_space):
         raise ValueError(

@@ -16,7 +16,12 @@ from stable_baselines3.common.utils import FloatSchedule, obs_as_tensor
 from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg.common.buffers import BaseGroupRolloutBuffer, GroupDictRolloutBuffer, GroupRolloutBuffer, group_buffer_class
-from sb3_gpg.common.swap_guards.foreign_policies import check_policy_class, check_saved_policy
+from sb3_gpg.common.swap_guards.foreign_policies import (
+    MASKABLE_POLICIES,
+    check_policy_class,
+    check_saved_policy,
+    unknown_policy_name,
+)
 from sb3_gpg.common.swap_guards.no_signal import NoSignalCheck
 from sb3_gpg.common.swap_guards.ppo_settings import check_minibatch_size, check_update_settings, ignore_critic_settings
 from sb3_gpg.estimator.binning import Binning
@@ -123,7 +128,7 @@ class GPG(OnPolicyAlgorithm):
         # Check GPG's own arguments before anything is built or stepped
         options = GroupOptions.from_kwargs(type(self).__name__, group_options)
         options.checked(rollout_buffer_kwargs=rollout_buffer_kwargs)
-        check_update_settings(learning_rate, n_epochs)
+        check_update_settings(learning_rate, n_epochs, gamma=gamma, gae_lambda=gae_lambda, clip_range=clip_range)
         policy_kwargs = ignore_critic_settings(policy_kwargs, vf_coef=vf_coef, clip_range_vf=clip_range_vf)
 
         super().__init__(
@@ -175,6 +180,13 @@ class GPG(OnPolicyAlgorithm):
         self.rollout_buffer_kwargs = {**buffer_kwargs, "group_options": self.group_options}
         super()._setup_model()
         self.clip_range = FloatSchedule(self.clip_range)
+
+    def _get_policy_from_name(self, policy_name: str) -> type[BasePolicy]:
+        """``BaseAlgorithm._get_policy_from_name``, naming the right class for another GPG class's policy name."""
+        if policy_name in self.policy_aliases:
+            return self.policy_aliases[policy_name]
+        maskable = issubclass(self.policy_base, MASKABLE_POLICIES)
+        raise unknown_policy_name(type(self).__name__, policy_name, list(self.policy_aliases), maskable)
 
     def _maybe_recommend_cpu(self, mlp_class_name: str = "ActorOnlyPolicy") -> None:
         super()._maybe_recommend_cpu(mlp_class_name)

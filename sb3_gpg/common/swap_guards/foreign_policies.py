@@ -87,3 +87,34 @@ def check_policy_class(algorithm: str, policy_class: type, policy_base: type, al
             f"{policy_class.__name__}: use {' or '.join(repr(alias) for alias in aliases)}, or subclass "
             f"{policy_base.__name__} for a custom network."
         )
+
+
+# The policies of the algorithms that read action masks
+MASKABLE_POLICIES = (MaskableActorOnlyPolicy, MaskableRecurrentActorOnlyPolicy)
+# The policy names of the algorithms without an LSTM and of those with one, in the same order
+POLICY_NAMES = ("MlpPolicy", "CnnPolicy", "MultiInputPolicy")
+LSTM_POLICY_NAMES = ("MlpLstmPolicy", "CnnLstmPolicy", "MultiInputLstmPolicy")
+
+
+def unknown_policy_name(algorithm: str, policy_name: str, aliases: list[str], maskable: bool) -> ValueError:
+    """
+    SB3 answers a policy name an algorithm does not have with "Policy ... unknown"; a recurrent policy's name on GPG
+    (or the reverse) is a mistake of class, and the error names the class.
+
+    :param algorithm: the name of the algorithm given the name
+    :param policy_name: the policy name it was given
+    :param aliases: the names of the algorithm's policies (its ``policy_aliases``)
+    :param maskable: whether the algorithm reads action masks
+    :return: the error to raise, one line naming the class (or the policies) to use
+    """
+    takes = f"{algorithm} takes {', '.join(aliases)}"
+    if policy_name in LSTM_POLICY_NAMES and policy_name not in aliases:
+        right, other = (
+            ("MaskableRecurrentGPG", "RecurrentGPG without") if maskable else ("RecurrentGPG", "MaskableRecurrentGPG with")
+        )
+        return ValueError(f"{policy_name} is {right}'s policy: use {right} ({other} action masks); {takes}.")
+    if policy_name in POLICY_NAMES and policy_name not in aliases:
+        right, other = ("MaskableGPG", "GPG without") if maskable else ("GPG", "MaskableGPG with")
+        lstm = LSTM_POLICY_NAMES[POLICY_NAMES.index(policy_name)]
+        return ValueError(f"{policy_name} is {right}'s policy: use {right} ({other} action masks), or {algorithm}'s {lstm}.")
+    return ValueError(f"Policy {policy_name} unknown: {takes}, or a policy class.")

@@ -101,17 +101,34 @@ def ignore_critic_settings(policy_kwargs: dict[str, Any] | None, **critic_argume
     return policy_kwargs
 
 
-def check_update_settings(learning_rate: float | Callable[[float], float], n_epochs: int) -> None:
+def check_update_settings(
+    learning_rate: float | Callable[[float], float],
+    n_epochs: int,
+    gamma: float = 0.99,
+    gae_lambda: float = 1.0,
+    clip_range: float | Callable[[float], float] = 0.2,
+) -> None:
     """
-    Refuse, before anything is built, a learning rate and a number of epochs that cannot train: PPO passes a negative
-    rate on to torch's Adam, which refuses it from deep in the policy's constructor, and trains nothing with a zero
-    rate or no epoch.
+    Refuse, before anything is built, settings that cannot train: PPO passes a negative rate on to torch's Adam, which
+    refuses it from deep in the policy's constructor, trains nothing with a zero rate or no epoch, and trains silently
+    on a discount outside [0, 1] (returns that grow with the horizon, or alternate in sign) and on a negative clip
+    range (a clamp whose bounds cross, which fixes the ratio at ``1 - clip_range``).
 
     :param learning_rate: the constructor's learning rate, a number or a schedule of the progress remaining (1 to 0)
     :param n_epochs: the constructor's number of epochs
-    :raises ValueError: for a rate that is not positive (a schedule's at progress 1, where training starts) and for
-        fewer than one epoch
+    :param gamma: the discount factor
+    :param gae_lambda: GAE's lambda over the baselines
+    :param clip_range: the clip range, a number or a schedule (a schedule is checked as it runs: not here)
+    :raises ValueError: for a rate that is not positive (a schedule's at progress 1, where training starts), fewer than
+        one epoch, a ``gamma`` or ``gae_lambda`` outside [0, 1] and a negative ``clip_range``
     """
+    for name, value in (("gamma", gamma), ("gae_lambda", gae_lambda)):
+        if not 0.0 <= value <= 1.0:  # NaN too
+            raise ValueError(f"{name}={value!r}: {name} must be in [0, 1] (PPO accepts any value and trains on it).")
+    if not callable(clip_range) and not clip_range >= 0:  # NaN too
+        raise ValueError(
+            f"clip_range={clip_range!r}: the clip range must be >= 0, e.g. 0.2 (PPO accepts a negative one and trains on it)."
+        )
     start = learning_rate(1.0) if callable(learning_rate) else learning_rate
     if not start > 0:  # NaN too
         given = f"a schedule whose value at progress 1 is {start!r}" if callable(learning_rate) else repr(learning_rate)
