@@ -93,4 +93,5 @@ class LinearCritic(BaseCallback):
         nn.init.zeros_(policy.value_net.weight)
         nn.init.zeros_(policy.value_net.bias)
         policy.to(self.model.device)
-        policy.optimizer = policy.optimizer_class(policy.parameters(), lr=self.model.lr_schedule(1), **policy.optimizer_kwargs)
+        learning_rate = self.model.lr_schedule(1)
+        policy.optimizer = policy.optimizer_class(policy.parameters(), lr=learning_rate, **policy.optimizer_kwargs)  # type: ignore[call-arg]
