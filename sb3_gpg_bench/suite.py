@@ -35,8 +35,10 @@ OLDER_ENTRIES = {"HalfCheetah-v5": "HalfCheetah-v4", "Hopper-v5": "Hopper-v4", "
               "Reacher-v5": "Reacher-v2"}  # fmt: skip
 RUN_FILES = ("evaluations.npz", "config.yml", "args.yml", "meta.json")
 # What each update logged that the runs are compared on, read from the training's standard output (SB3's tables at
-# ``verbose=1``), kept in ``training_log.json``: how much of the returns the baseline or critic explains
-LOGGED_KEYS = ("train/explained_variance", "gpg/baseline_explained_variance")
+# ``verbose=1``), kept in ``training_log.json``: how much of the returns the baseline or critic explains (PPO's
+# train/explained_variance; GPG's train/baseline_explained_variance, held out, which runs before 0.1.0's release logged
+# as gpg/baseline_explained_variance)
+LOGGED_KEYS = ("train/explained_variance", "train/baseline_explained_variance", "gpg/baseline_explained_variance")
 
 
 class Run(NamedTuple):

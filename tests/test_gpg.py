@@ -230,6 +230,8 @@ def test_group_diagnostics_are_logged():
     model.set_logger(Logger(folder=None, output_formats=[capture]))
     model.learn(256)
     last = capture.records[-1]
+    # Every diagnostic reaches the logs (TensorBoard, CSV) whatever the verbosity
+    assert {f"gpg/{key}" for key in model.rollout_buffer.group_stats} - set(last) == {"gpg/baseline_explained_variance"}
     for key in (
         "n_bins",
         "returns_per_bin",
@@ -242,7 +244,20 @@ def test_group_diagnostics_are_logged():
     ):
         assert f"gpg/{key}" in last
     assert 0 <= last["gpg/truncated_share"] <= 1
-    assert "train/explained_variance" in last
+    # Logged by the update, which SB3 runs after printing the rollout's table: the previous rollout's values
+    assert {"train/baseline_explained_variance", "gpg/in_sample_explained_variance"} <= set(last)
+    assert "train/explained_variance" not in last  # no critic
+
+
+@pytest.mark.parametrize("verbose", [1, 2])
+def test_verbose_1_prints_a_few_gpg_rows_and_verbose_2_all(verbose, capsys):
+    model = GPG("MlpPolicy", "CartPole-v1", verbose=verbose, **SMALL).learn(128)
+    rows = {line.split("|")[1].strip() for line in capsys.readouterr().out.splitlines() if line.startswith("|    ")}
+    assert "baseline_explained_variance" in rows and "explained_variance" not in rows
+    printed = {key for key in (*model.rollout_buffer.group_stats, "in_sample_explained_variance") if key in rows}
+    everything = {*model.rollout_buffer.group_stats, "in_sample_explained_variance"} - {"advantage_time"}
+    assert printed - {"advantage_time"} == ({"n_trajectories", "zero_advantage_share", "baseline_explained_variance"}
+                                            if verbose == 1 else everything)  # fmt: skip
 
 
 def test_tensorboard_log_writes_event_files_with_the_gpg_keys(tmp_path):

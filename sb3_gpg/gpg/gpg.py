@@ -29,6 +29,9 @@ from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.gpg.policies import ActorOnlyPolicy, CnnPolicy, MlpPolicy, MultiInputPolicy
 
 SelfGPG = TypeVar("SelfGPG", bound="GPG")
+# The group's diagnostics that verbose=1 prints, beside train/baseline_explained_variance (verbose=2 prints all of them;
+# TensorBoard, CSV and JSON logs get all): the group's size, and the share of samples it gives no signal
+SHOWN_DIAGNOSTICS = ("n_trajectories", "zero_advantage_share")
 GroupBufferClasses = tuple[type[BaseGroupRolloutBuffer], type[BaseGroupRolloutBuffer]]
 SpaceClasses = tuple[type[spaces.Space], ...]
 
@@ -188,6 +191,14 @@ class GPG(OnPolicyAlgorithm):
         maskable = issubclass(self.policy_base, MASKABLE_POLICIES)
         raise unknown_policy_name(type(self).__name__, policy_name, list(self.policy_aliases), maskable)
 
+    def _stdout_exclusion(self, shown: bool = False) -> tuple[str, ...]:
+        """
+        :param shown: whether the row is one that ``verbose=1`` prints
+        :return: the ``exclude`` of a ``gpg/`` row: printed at ``verbose=2``, and at ``verbose=1`` where ``shown``;
+            TensorBoard, CSV and JSON logs get every row
+        """
+        return () if shown or self.verbose >= 2 else ("stdout",)
+
     def _maybe_recommend_cpu(self, mlp_class_name: str = "ActorOnlyPolicy") -> None:
         super()._maybe_recommend_cpu(mlp_class_name)
 
@@ -259,7 +270,8 @@ class GPG(OnPolicyAlgorithm):
 
         rollout_buffer.compute_returns_and_advantage(last_values=no_values, dones=dones, last_obs=self._last_obs)
         for key, value in rollout_buffer.group_stats.items():
-            self.logger.record(f"gpg/{key}", value)
+            if key != "baseline_explained_variance":  # logged with the update's train/ rows
+                self.logger.record(f"gpg/{key}", value, exclude=self._stdout_exclusion(key in SHOWN_DIAGNOSTICS))
         self._no_signal_check.record(rollout_buffer.group_stats, self)
 
         callback.update_locals(locals())
@@ -378,7 +390,12 @@ class GPG(OnPolicyAlgorithm):
         self.logger.record("train/approx_kl", np.mean(approx_kl_divs))
         self.logger.record("train/clip_fraction", np.mean(clip_fractions))
         self.logger.record("train/loss", loss.item())
-        self.logger.record("train/explained_variance", self.rollout_buffer.explained_variance)
+        # No critic: how much of the returns the group's baselines explain, held out as a critic's values are (PPO's
+        # train/explained_variance), and in sample, as the advantages used them
+        self.logger.record("train/baseline_explained_variance", self.rollout_buffer.group_stats["baseline_explained_variance"])
+        self.logger.record(
+            "gpg/in_sample_explained_variance", self.rollout_buffer.explained_variance, exclude=self._stdout_exclusion()
+        )
         if hasattr(self.policy, "log_std"):
             self.logger.record("train/std", th.exp(self.policy.log_std).mean().item())
         self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
