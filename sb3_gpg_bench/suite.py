@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from sb3_gpg_bench.grid import run_grid
 from sb3_gpg_bench.load import run_watched
-from sb3_gpg_bench.suites import Setting
+from sb3_gpg_bench.suites import Setting, pinned_entry
 
 N_EVALUATIONS = 20
 EVAL_EPISODES = 10
@@ -85,12 +85,15 @@ def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, byte
     :return: the run's small files by name (``RUN_FILES``)
     :raises RuntimeError: where the training fails, with the end of its output
     """
-    _, v5_file = zoo_entry(run.setting.algo, run.env_id)
+    # a pinned base (the entry its runs ran on) or, for an env that rl_zoo3's file lacks, the file that gives it one
+    conf_file, conf_name = zoo_entry(run.setting.algo, run.env_id)[1], f"{run.setting.algo}_v5.yml"
+    if run.setting.base is not None:
+        conf_file, conf_name = {run.env_id: pinned_entry(run.setting.base, run.env_id)}, f"{run.setting.base}.yml"
     with tempfile.TemporaryDirectory() as scratch:
         conf = []
-        if v5_file is not None:
-            conf = ["--conf-file", str(Path(scratch, f"{run.setting.algo}_v5.yml"))]
-            Path(conf[1]).write_text(yaml.safe_dump(v5_file, sort_keys=False))
+        if conf_file is not None:
+            conf = ["--conf-file", str(Path(scratch, conf_name))]
+            Path(conf[1]).write_text(yaml.safe_dump(conf_file, sort_keys=False))
         eval_seed = None if eval_seed_offset is None else run.seed + eval_seed_offset
         command = [sys.executable, "-m", "sb3_gpg.train", "--algo", run.setting.algo, "--env", run.env_id,
                    "--seed", str(run.seed), *([] if eval_seed is None else ["--eval-seed", str(eval_seed)]),

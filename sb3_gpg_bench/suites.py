@@ -3,15 +3,29 @@ What the suites run: the tasks and the settings of each grid of ``sb3_gpg_bench.
 --suite``), with the candidates tried against gpg.yml's entries and its ``default:``.
 """
 
-from typing import NamedTuple
+import functools
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import yaml
+
+BENCHMARKS = Path(__file__).parent.parent / "benchmarks"
+# gpg.yml's entries as the committed grids ran them, by name (see the file)
+PINNED_ENTRIES_FILE = Path(__file__).parent / "pinned_entries.yml"
 
 
 class Setting(NamedTuple):
-    """An algorithm with its hyperparameter file's entry and, for GPG, extra ``-params``."""
+    """
+    An algorithm with its hyperparameter file's entry and extra ``-params``.
+
+    :param base: the name of the pinned entries (``pinned_entries.yml``) the ``-params`` apply to, as the setting's
+        runs ran them; None: the algorithm's hyperparameter file as it is now (GPG's reference ``gpg``, RL Zoo's PPO)
+    """
 
     name: str
     algo: str
     params: tuple[str, ...] = ()
+    base: str | None = None
 
 
 class Suite(NamedTuple):
@@ -29,12 +43,74 @@ class Suite(NamedTuple):
     eval_seed_offset: int | None
 
 
+def pinned_entry(base: str, env_id: str) -> dict[str, Any]:
+    """
+    :return: the entry for ``env_id`` of the pinned entries ``base``
+    :raises KeyError: where they have none for it (a setting run on a task its base was never run on)
+    """
+    entries = yaml.safe_load(PINNED_ENTRIES_FILE.read_text())[base]
+    if env_id not in entries:
+        raise KeyError(f"the pinned entries {base!r} have none for {env_id}: give the setting a base that has one.")
+    return entries[env_id]
+
+
+@functools.cache
+def _study(study: str) -> Any:
+    import optuna
+    from optuna.storages.journal import JournalFileBackend
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    journal = BENCHMARKS / "mujoco_search" / f"{study.split('_')[0]}_v5.log"
+    return optuna.load_study(study_name=study, storage=optuna.storages.JournalStorage(JournalFileBackend(str(journal))))
+
+
+def trial_params(study: str, number: int, horizon_digits: bool = False) -> tuple[str, ...]:
+    """
+    A trial of a study of the MuJoCo search (``benchmarks/mujoco_search/<task>_v5.log``) as ``-params``: its Optuna
+    params turned into GPG's hyperparameters by the converter that rl_zoo3's ``--trial-id`` applies
+    (``convert_gpg_params``), each number at 4 significant digits, the precision its confirmation runs ran at (the
+    journal holds Optuna's full precision; ``study_text`` writes the values).
+
+    :param study: the study's name, ``<task>_v5_...``
+    :param number: the trial's number
+    :param horizon_digits: gamma as 1 minus 1 - gamma at 4 significant digits (as the 600k studies' later confirmations
+        ran it), not gamma itself at 4
+    """
+    from sb3_gpg.zoo.registry import convert_gpg_params
+
+    optuna_params = _study(study).trials[number].params
+    params = []
+    for name, value in convert_gpg_params(optuna_params).items():
+        text = study_text(value)
+        if name == "gamma" and horizon_digits:
+            text = f"{1 - float(study_text(optuna_params['one_minus_gamma'])):.10g}"
+        quoted = isinstance(value, str | dict) or hasattr(value, "initial_value")
+        params.append(f"{name}:'{text}'" if quoted else f"{name}:{text}")
+    return tuple(params)
+
+
+def study_text(value: Any) -> str:
+    """:return: a hyperparameter as gpg.yml would write it: 4 significant digits, a linear schedule as lin_<start>"""
+    if isinstance(value, dict):
+        return "dict(" + ", ".join(f"{key}={study_text(item)}" for key, item in value.items()) + ")"
+    if isinstance(value, type):
+        return f"nn.{value.__name__}"
+    if hasattr(value, "initial_value"):  # rl_zoo3's linear schedule
+        return f"lin_{value.initial_value:.4g}"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 # the knn baseline fitted on at most 2,048 samples per rollout, the setting of the state-aware screen
 KNN_KWARGS = "baseline_kwargs:{'max_samples':2048}"
 STATE_AWARE = [
     Setting("ppo", "ppo"),
     *[
-        Setting(f"gpg_{baseline}_lambda{gae_lambda}", "gpg", (f"baseline:'{baseline}'", f"gae_lambda:{gae_lambda}", *extra))
+        Setting(
+            f"gpg_{baseline}_lambda{gae_lambda}",
+            "gpg",
+            (f"baseline:'{baseline}'", f"gae_lambda:{gae_lambda}", *extra),
+            "state_aware",
+        )
         for baseline, extra in (("bins", ()), ("linear", ()), ("knn", (KNN_KWARGS,)))
         for gae_lambda in (1.0, 0.95)
     ],
@@ -48,15 +124,16 @@ ZOO_POLICY = "policy_kwargs:'dict(log_std_init=-2, ortho_init=False, activation_
 ZOO_WALKER2D_OPTIMISER = ("learning_rate:5.05e-05", "clip_range:0.1", "n_epochs:20", "ent_coef:5.85e-04", "max_grad_norm:1.0")
 KNN = ("baseline:'knn'", KNN_KWARGS)
 LINEAR_LAMBDA = ("baseline:'linear'", "gae_lambda:0.95")
-# Candidates against gpg.yml's entry ("gpg") on tuning seeds, each run on the tasks it was meant for (--envs)
+# Candidates against gpg.yml's entry ("gpg") on tuning seeds, each run on the tasks it was meant for (--envs), each
+# on the entry it was tried against (its base)
 ZOO_TUNING = [
     Setting("gpg", "gpg"),
-    Setting("gpg_bins", "gpg", ("baseline:'bins'", "gae_lambda:1.0")),
-    Setting("gpg_linear_lambda0.95", "gpg", LINEAR_LAMBDA),
-    Setting("gpg_knn", "gpg", KNN),
-    Setting("gpg_zoo_policy", "gpg", (ZOO_POLICY,)),
-    Setting("gpg_zoo_policy_linear_lambda0.95", "gpg", (ZOO_POLICY, *LINEAR_LAMBDA)),
-    Setting("gpg_zoo_policy_knn", "gpg", (ZOO_POLICY, *KNN)),
+    Setting("gpg_bins", "gpg", ("baseline:'bins'", "gae_lambda:1.0"), "zoo_tuning_first"),
+    Setting("gpg_linear_lambda0.95", "gpg", LINEAR_LAMBDA, "zoo_tuning_first"),
+    Setting("gpg_knn", "gpg", KNN, "zoo_tuning_first"),
+    Setting("gpg_zoo_policy", "gpg", (ZOO_POLICY,), "zoo_tuning_first"),
+    Setting("gpg_zoo_policy_linear_lambda0.95", "gpg", (ZOO_POLICY, *LINEAR_LAMBDA), "zoo_tuning_first"),
+    Setting("gpg_zoo_policy_knn", "gpg", (ZOO_POLICY, *KNN), "zoo_tuning_first"),
     # the best of 40 trials of --optimize on Pendulum-v1 at its budget (seed 100; optuna/)
     Setting(
         "gpg_pendulum_optuna",
@@ -75,6 +152,7 @@ ZOO_TUNING = [
             "gae_lambda:0.95",
             "policy_kwargs:'dict(activation_fn=nn.ReLU, net_arch=[256, 256])'",
         ),
+        "zoo_tuning_first",
     ),
     # the best of 40 trials of --optimize on MountainCarContinuous-v0 at its budget (seed 100; optuna/)
     Setting(
@@ -95,6 +173,7 @@ ZOO_TUNING = [
             "gae_lambda:0.98",
             "policy_kwargs:'dict(activation_fn=nn.Tanh, net_arch=[64, 64])'",
         ),
+        "zoo_tuning_first",
     ),
     # trial 35 of the HalfCheetah-v5 search (benchmarks/mujoco_search), values rounded
     Setting(
@@ -120,6 +199,7 @@ ZOO_TUNING = [
             "n_steps:64",
             "batch_size:512",
         ),
+        "search",
     ),
     # trial 52 of the HalfCheetah-v5 search (benchmarks/mujoco_search), values rounded
     Setting(
@@ -145,6 +225,7 @@ ZOO_TUNING = [
             "n_steps:64",
             "batch_size:512",
         ),
+        "search",
     ),
     # trial 88 of the HalfCheetah-v5 search (benchmarks/mujoco_search), values rounded
     Setting(
@@ -170,6 +251,7 @@ ZOO_TUNING = [
             "n_steps:32",
             "batch_size:256",
         ),
+        "search",
     ),
     Setting("gpg_walker2d_trial84", "gpg", trial_params("walker2d_v5_300k", 84), "search"),
     Setting("gpg_walker2d_trial91", "gpg", trial_params("walker2d_v5_300k", 91), "search"),
@@ -185,56 +267,58 @@ HC_TRIAL26 = next(s.params for s in ZOO_TUNING if s.name == "gpg_halfcheetah_tri
 # Walker2d-v5 candidates from what moved HalfCheetah and RL Zoo's PPO: a small initial action noise; RL Zoo PPO's
 # Walker2d optimiser settings (larger minibatches) with its HalfCheetah and Hopper policy; HalfCheetah's trial 26
 ZOO_TUNING += [
-    Setting("gpg_walker2d_std-1", "gpg", ("policy_kwargs:'dict(log_std_init=-1)'",)),
+    Setting("gpg_walker2d_std-1", "gpg", ("policy_kwargs:'dict(log_std_init=-1)'",), "walker2d_8x512"),
     Setting(
         "gpg_walker2d_zoo_ppo",
         "gpg",
         (ZOO_POLICY, *ZOO_WALKER2D_OPTIMISER),
+        "walker2d_8x512",
     ),
-    Setting("gpg_walker2d_hc_trial26", "gpg", HC_TRIAL26),
+    Setting("gpg_walker2d_hc_trial26", "gpg", HC_TRIAL26, "search"),
     # Walker2d: one lever each against the entry, at the full budget on three tuning seeds
-    Setting("gpg_walker2d_lin_lr", "gpg", ("learning_rate:'lin_3e-4'",)),
-    Setting("gpg_walker2d_gamma0.995", "gpg", ("gamma:0.995",)),
-    Setting("gpg_walker2d_16envs", "gpg", ("n_envs:16", "n_steps:256")),
-    Setting("gpg_walker2d_128steps", "gpg", ("n_steps:128",)),
-    Setting("gpg_walker2d_1024steps", "gpg", ("n_steps:1024",)),
-    Setting("gpg_walker2d_2048steps", "gpg", ("n_steps:2048",)),
+    Setting("gpg_walker2d_lin_lr", "gpg", ("learning_rate:'lin_3e-4'",), "walker2d_8x512"),
+    Setting("gpg_walker2d_gamma0.995", "gpg", ("gamma:0.995",), "walker2d_8x512"),
+    Setting("gpg_walker2d_16envs", "gpg", ("n_envs:16", "n_steps:256"), "walker2d_8x512"),
+    Setting("gpg_walker2d_128steps", "gpg", ("n_steps:128",), "walker2d_8x512"),
+    Setting("gpg_walker2d_1024steps", "gpg", ("n_steps:1024",), "walker2d_8x512"),
+    Setting("gpg_walker2d_2048steps", "gpg", ("n_steps:2048",), "walker2d_8x512"),
     # on the 8 x 1,024 entry: faster learning, as its evaluations still rise at 1M steps
-    Setting("gpg_walker2d_lr6e-4", "gpg", ("learning_rate:6e-4",)),
-    Setting("gpg_walker2d_epochs20", "gpg", ("n_epochs:20",)),
+    Setting("gpg_walker2d_lr6e-4", "gpg", ("learning_rate:6e-4",), "walker2d_8x1024"),
+    Setting("gpg_walker2d_epochs20", "gpg", ("n_epochs:20",), "walker2d_8x1024"),
     # on the 8 x 1,024 entry: the returns that the rollout's end cuts completed by the fitted baseline's value, so that
     # the last samples of each env's rollout are not scored as if the episode ended there; and with it, more updates
-    Setting("gpg_walker2d_bootstrap", "gpg", ("truncated_returns:'bootstrap'",)),
-    Setting("gpg_walker2d_bootstrap_512", "gpg", ("truncated_returns:'bootstrap'", "n_steps:512")),
-    Setting("gpg_walker2d_bootstrap_256", "gpg", ("truncated_returns:'bootstrap'", "n_steps:256")),
+    Setting("gpg_walker2d_bootstrap", "gpg", ("truncated_returns:'bootstrap'",), "walker2d_8x1024"),
+    Setting("gpg_walker2d_bootstrap_512", "gpg", ("truncated_returns:'bootstrap'", "n_steps:512"), "walker2d_8x1024"),
+    Setting("gpg_walker2d_bootstrap_256", "gpg", ("truncated_returns:'bootstrap'", "n_steps:256"), "walker2d_8x1024"),
     # on the bootstrapped entry, whose runs can fall from a good gait to a short one for good: smaller policy steps
-    Setting("gpg_walker2d_lr1e-4", "gpg", ("learning_rate:1e-4",)),
-    Setting("gpg_walker2d_clip0.1", "gpg", ("clip_range:0.1",)),
-    Setting("gpg_walker2d_kl0.02", "gpg", ("target_kl:0.02",)),
+    Setting("gpg_walker2d_lr1e-4", "gpg", ("learning_rate:1e-4",), "walker2d_bootstrap"),
+    Setting("gpg_walker2d_clip0.1", "gpg", ("clip_range:0.1",), "walker2d_bootstrap"),
+    Setting("gpg_walker2d_kl0.02", "gpg", ("target_kl:0.02",), "walker2d_bootstrap"),
     # on the bootstrapped entry, where the fitted baseline explains most of the returns: how far GAE looks (lambda,
     # gamma) and a baseline that is not linear in the observation
-    Setting("gpg_walker2d_lambda0.9", "gpg", ("gae_lambda:0.9",)),
-    Setting("gpg_walker2d_lambda0.98", "gpg", ("gae_lambda:0.98",)),
-    Setting("gpg_walker2d_bootstrap_gamma0.995", "gpg", ("gamma:0.995",)),
-    Setting("gpg_walker2d_knn", "gpg", KNN),
+    Setting("gpg_walker2d_lambda0.9", "gpg", ("gae_lambda:0.9",), "walker2d_bootstrap"),
+    Setting("gpg_walker2d_lambda0.98", "gpg", ("gae_lambda:0.98",), "walker2d_bootstrap"),
+    Setting("gpg_walker2d_bootstrap_gamma0.995", "gpg", ("gamma:0.995",), "walker2d_bootstrap"),
+    Setting("gpg_walker2d_knn", "gpg", KNN, "walker2d_bootstrap"),
     # on the bootstrapped entry, whose runs can fall from a good gait to a short one for good: an entropy bonus that
     # keeps the policy exploring after a fall, and a smaller initial action noise (quieter Monte-Carlo returns)
-    Setting("gpg_walker2d_ent0.001", "gpg", ("ent_coef:0.001",)),
-    Setting("gpg_walker2d_bootstrap_std-1", "gpg", ("policy_kwargs:'dict(log_std_init=-1)'",)),
+    Setting("gpg_walker2d_ent0.001", "gpg", ("ent_coef:0.001",), "walker2d_bootstrap"),
+    Setting("gpg_walker2d_bootstrap_std-1", "gpg", ("policy_kwargs:'dict(log_std_init=-1)'",), "walker2d_bootstrap"),
     # HalfCheetah's entry as a whole failed here under its truncated_returns 'keep' (32 x 64 steps: most returns are
     # cut); the same with the cut returns bootstrapped
     Setting(
         "gpg_walker2d_hc_trial26_bootstrap",
         "gpg",
         tuple("truncated_returns:'bootstrap'" if param.startswith("truncated_returns:") else param for param in HC_TRIAL26),
+        "search",
     ),
     # on the bootstrapped entry, whose runs fall late: the same mean learning rate annealed to 0 (large steps early,
     # small ones once a gait is found); a longer horizon, under which staying up outweighs a lunge forward; a wider
     # policy; and RL Zoo PPO's Walker2d optimiser (its update count per sample) with the entry's own policy
-    Setting("gpg_walker2d_lin_lr6e-4", "gpg", ("learning_rate:'lin_6e-4'",)),
-    Setting("gpg_walker2d_gamma0.999", "gpg", ("gamma:0.999",)),
-    Setting("gpg_walker2d_256x256", "gpg", ("policy_kwargs:'dict(net_arch=[256, 256])'",)),
-    Setting("gpg_walker2d_ppo_optimiser", "gpg", ("batch_size:32", *ZOO_WALKER2D_OPTIMISER)),
+    Setting("gpg_walker2d_lin_lr6e-4", "gpg", ("learning_rate:'lin_6e-4'",), "walker2d_bootstrap"),
+    Setting("gpg_walker2d_gamma0.999", "gpg", ("gamma:0.999",), "walker2d_bootstrap"),
+    Setting("gpg_walker2d_256x256", "gpg", ("policy_kwargs:'dict(net_arch=[256, 256])'",), "walker2d_bootstrap"),
+    Setting("gpg_walker2d_ppo_optimiser", "gpg", ("batch_size:32", *ZOO_WALKER2D_OPTIMISER), "walker2d_bootstrap"),
     Setting("gpg_walker2d_trial87", "gpg", trial_params("walker2d_v5_600k_w3", 87, horizon_digits=True), "search"),
     Setting("gpg_walker2d_trial75", "gpg", trial_params("walker2d_v5_600k_w3", 75, horizon_digits=True), "search"),
     Setting("gpg_walker2d_trial30", "gpg", trial_params("walker2d_v5_600k_w3", 30, horizon_digits=True), "search"),
@@ -242,19 +326,20 @@ ZOO_TUNING += [
     Setting("gpg_swimmer_trial96", "gpg", trial_params("swimmer_v5_600k", 96, horizon_digits=True), "search"),
     Setting("gpg_swimmer_trial89", "gpg", trial_params("swimmer_v5_600k", 89, horizon_digits=True), "search"),
     # CartPole: one lever each against the entry, on five tuning seeds
-    Setting("gpg_cartpole_epochs20", "gpg", ("n_epochs:20",)),
-    Setting("gpg_cartpole_gamma0.98", "gpg", ("gamma:0.98",)),
-    Setting("gpg_cartpole_linear_lambda0.95", "gpg", LINEAR_LAMBDA),
-    Setting("gpg_cartpole_clip_lin", "gpg", ("clip_range:'lin_0.2'",)),
+    Setting("gpg_cartpole_epochs20", "gpg", ("n_epochs:20",), "cartpole_lunarlander"),
+    Setting("gpg_cartpole_gamma0.98", "gpg", ("gamma:0.98",), "cartpole_lunarlander"),
+    Setting("gpg_cartpole_linear_lambda0.95", "gpg", LINEAR_LAMBDA, "cartpole_lunarlander"),
+    Setting("gpg_cartpole_clip_lin", "gpg", ("clip_range:'lin_0.2'",), "cartpole_lunarlander"),
     # the returns that the rollout's end cuts, completed by the bins' value of the state after it, or left out
-    Setting("gpg_cartpole_bootstrap", "gpg", ("truncated_returns:'bootstrap'",)),
-    Setting("gpg_cartpole_mask", "gpg", ("truncated_returns:'mask'",)),
-    Setting("gpg_lunarlander_bootstrap", "gpg", ("truncated_returns:'bootstrap'",)),
+    Setting("gpg_cartpole_bootstrap", "gpg", ("truncated_returns:'bootstrap'",), "cartpole_lunarlander"),
+    Setting("gpg_cartpole_mask", "gpg", ("truncated_returns:'mask'",), "cartpole_lunarlander"),
+    Setting("gpg_lunarlander_bootstrap", "gpg", ("truncated_returns:'bootstrap'",), "cartpole_lunarlander"),
     # RL Zoo's PPO entry for CartPole, its rollout of 8 x 32 steps with the cut returns completed by the bins
     Setting(
         "gpg_cartpole_zoo_ppo",
         "gpg",
         ("n_steps:32", "n_epochs:20", "gamma:0.98", "gae_lambda:0.8", "clip_range:'lin_0.2'", "truncated_returns:'bootstrap'"),
+        "cartpole_lunarlander",
     ),
 ]
 SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'",))]
@@ -263,15 +348,15 @@ SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'
 DEFAULT_TASKS = ["Ant-v5", "InvertedDoublePendulum-v5", "Reacher-v5", "MountainCar-v0"]
 DEFAULT_SETTINGS = [
     Setting("ppo", "ppo"),
-    Setting("gpg", "gpg"),
-    Setting("gpg_normalize", "gpg", ("normalize:True",)),
-    Setting("gpg_normalize_std", "gpg", ("normalize:True", "policy_kwargs:'dict(log_std_init=-1)'")),
+    Setting("gpg", "gpg", (), "defaults_first"),
+    Setting("gpg_normalize", "gpg", ("normalize:True",), "defaults_first"),
+    Setting("gpg_normalize_std", "gpg", ("normalize:True", "policy_kwargs:'dict(log_std_init=-1)'"), "defaults_first"),
     # the smaller initial action noise alone: VecNormalize refuses Discrete observations, which a default must accept
-    Setting("gpg_std", "gpg", ("policy_kwargs:'dict(log_std_init=-1)'",)),
+    Setting("gpg_std", "gpg", ("policy_kwargs:'dict(log_std_init=-1)'",), "defaults_first"),
     # For low-dimensional observations only (MountainCar): a baseline of the state's cell, blind to the time, so that
     # lambda-returns over it reward moving into cells whose returns are higher, as PPO's critic does before any
     # trajectory reaches the goal
-    Setting("gpg_spatial_lambda", "gpg", ("normalize:True", "binning:'spatial'", "gae_lambda:0.95")),
+    Setting("gpg_spatial_lambda", "gpg", ("normalize:True", "binning:'spatial'", "gae_lambda:0.95"), "defaults_first"),
 ]
 # PPO with every setting it shares with GPG's entry for the task (gpg.yml's, written out so that a later entry does not
 # change what these runs ran), and SB3's vf_coef: what PPO's critic adds to GPG's settings

@@ -7,8 +7,8 @@ how many trials finished or were pruned, the best trials with their GPG settings
     python scripts/study_summary.py --storage benchmarks/mujoco_search/halfcheetah_v5.log \\
         --study-name halfcheetah_v5_300k --out benchmarks/mujoco_search
 
-With ``--as-setting N ...``, it prints instead each of those trials as a ``zoo_tuning`` setting of
-``sb3_gpg_bench.suites`` (rl_zoo3's ``--hyperparams`` overrides, 4 significant digits), to confirm at the full budget.
+A trial to confirm at the full budget becomes a ``zoo_tuning`` setting of ``sb3_gpg_bench.suites`` read from the
+study's journal by its number (``trial_params``).
 """
 
 import argparse
@@ -20,6 +20,7 @@ import optuna
 
 from sb3_gpg.zoo.registry import convert_gpg_params
 from sb3_gpg_bench.experiments import pyplot
+from sb3_gpg_bench.suites import study_text
 
 # The settings shown for each of the best trials, in this order
 SHOWN = ("n_envs", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "learning_rate", "baseline",
@@ -45,40 +46,8 @@ def settings(trial: optuna.trial.FrozenTrial) -> str:
     for name in SHOWN:
         if name not in converted:
             continue
-        shown.append(f"{name}={_text(converted[name])}")
+        shown.append(f"{name}={study_text(converted[name])}")
     return ", ".join(shown)
-
-
-def _text(value: Any) -> str:
-    """:return: a setting as gpg.yml would write it: 4 significant digits, a linear schedule as lin_<start>"""
-    if isinstance(value, dict):
-        return "dict(" + ", ".join(f"{key}={_text(item)}" for key, item in value.items()) + ")"
-    if isinstance(value, type):
-        return f"nn.{value.__name__}"
-    if hasattr(value, "initial_value"):  # rl_zoo3's linear schedule
-        return f"lin_{value.initial_value:.4g}"
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
-def as_setting(trial: optuna.trial.FrozenTrial, study_name: str) -> str:
-    """
-    :param study_name: the trial's study (``walker2d_v5_300k``): the setting is named ``gpg_<task>_trial<N>``
-    :return: the trial as the Python source of a ``Setting`` of ``sb3_gpg_bench.suites``
-    """
-    overrides = []
-    for name, value in convert_gpg_params(trial.params).items():
-        text = _text(value)
-        quoted = isinstance(value, str | dict) or hasattr(value, "initial_value")
-        overrides.append(f"{name}:'{text}'" if quoted else f"{name}:{text}")
-    task = study_name.split("_")[0]
-    return "\n".join(
-        [
-            f"    # trial {trial.number} of the {study_name} study (benchmarks/mujoco_search), values rounded",
-            f'    Setting("gpg_{task}_trial{trial.number}", "gpg", (',
-            *[f'        "{override}",' for override in overrides],
-            "    )),",
-        ]
-    )
 
 
 def summary(study: optuna.Study, n_best: int = 5) -> str:
@@ -132,16 +101,10 @@ def main() -> None:
     parser.add_argument("--storage", required=True, help="the study's journal file (*.log) or RDB URL")
     parser.add_argument("--study-name", required=True)
     parser.add_argument("--best", type=int, default=5, help="how many of the best trials to list")
-    parser.add_argument("--out", type=Path, help="folder for <study>.md and <study>.png")
-    parser.add_argument("--as-setting", type=int, nargs="+", metavar="N", help="print these trials as zoo_tuning settings")
+    parser.add_argument("--out", type=Path, required=True, help="folder for <study>.md and <study>.png")
     args = parser.parse_args()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = load(args.storage, args.study_name)
-    if args.as_setting:
-        print("\n".join(as_setting(study.trials[number], args.study_name) for number in args.as_setting))
-        return
-    if args.out is None:
-        parser.error("--out is needed for the summary")
     args.out.mkdir(parents=True, exist_ok=True)
     text = summary(study, args.best)
     (args.out / f"{args.study_name}.md").write_text(text)

@@ -5,7 +5,6 @@ import json
 import runpy
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +15,10 @@ from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG
 from sb3_gpg.zoo.registry import check_gpg_hyperparams
+from sb3_gpg_bench import suites
 from sb3_gpg_bench.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
 from sb3_gpg_bench.suite import Run, budget_of, finished, random_scores, run_suite, zoo_entry
-from sb3_gpg_bench.suites import SUITES, Setting
+from sb3_gpg_bench.suites import PINNED_ENTRIES_FILE, SUITES, Setting, trial_params
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -372,8 +372,9 @@ def test_every_gpg_setting_of_every_suite_is_a_valid_entry_on_each_task():
             if setting.algo != "gpg":
                 continue
             params = parser.parse_args(["-params", *setting.params] if setting.params else []).params
-            for env_id in suite.tasks:
-                entry = zoo_entry("gpg", env_id)[0] | params
+            pinned = yaml.safe_load(PINNED_ENTRIES_FILE.read_text())[setting.base] if setting.base else None
+            for env_id in suite.tasks if pinned is None else sorted(pinned):
+                entry = (zoo_entry("gpg", env_id)[0] if pinned is None else pinned[env_id]) | params
                 check_gpg_hyperparams(entry, f"{name}/{setting.name}/{env_id}")
                 if "policy_kwargs" in entry:
                     assert isinstance(eval(entry["policy_kwargs"], {"nn": th.nn}), dict)
@@ -381,7 +382,7 @@ def test_every_gpg_setting_of_every_suite_is_a_valid_entry_on_each_task():
     assert checked > 50
 
 
-def test_study_summary_lists_the_best_trials_and_the_importances(tmp_path):
+def test_study_summary_lists_the_best_trials_and_the_importances(tmp_path, monkeypatch):
     import optuna
 
     from sb3_gpg.zoo.registry import sample_gpg_params, sample_gpg_rollout
@@ -401,11 +402,12 @@ def test_study_summary_lists_the_best_trials_and_the_importances(tmp_path):
     best = [line for line in output.splitlines() if line.startswith("| 1 | 30.0 |") or line.startswith("| 2 | 20.0 |")]
     assert len(best) == 2 and "n_envs=" in best[0] and "| 0 | 10.0 |" not in output  # the two best only
     assert "| one_minus_gamma |" in output and (tmp_path / "out" / "s.png").stat().st_size > 10_000
-    # A trial as a zoo_tuning setting: rl_zoo3's overrides that build the trial's model
-    source = run(str(SCRIPTS / "study_summary.py"), "--storage", "study.log", "--study-name", "s", "--as-setting", "1",
-                 cwd=tmp_path)  # fmt: skip
-    setting = eval(textwrap.dedent(source).strip().rstrip(","), {"Setting": Setting})
-    assert setting.name == "gpg_s_trial1" and setting.algo == "gpg"
-    overrides = dict(override.split(":", 1) for override in setting.params)
-    assert float(overrides["gamma"]) == pytest.approx(1 - study.trials[1].params["one_minus_gamma"], rel=1e-3)
-    assert int(overrides["n_envs"]) == 2 ** study.trials[1].params["n_envs_pow"]
+    # A trial as a zoo_tuning setting, read from the journal: rl_zoo3's overrides that build the trial's model
+    sampled = study.trials[1].params
+    monkeypatch.setattr(suites, "BENCHMARKS", tmp_path)
+    (tmp_path / "mujoco_search").mkdir()
+    (tmp_path / "study.log").rename(tmp_path / "mujoco_search" / "s_v5.log")
+    for horizon_digits in (False, True):
+        overrides = dict(override.split(":", 1) for override in trial_params("s", 1, horizon_digits))
+        assert float(overrides["gamma"]) == pytest.approx(1 - sampled["one_minus_gamma"], rel=1e-3)
+        assert int(overrides["n_envs"]) == 2 ** sampled["n_envs_pow"]

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -251,3 +252,31 @@ def test_finals_json_counts_its_seeds_and_discloses_the_earlier_runs(tmp_path):
     assert f"final scores {iqm:.2f} [" in headline.split("earliest final runs instead")[1]
     # A report of chosen seeds reads those seeds, whatever finals.json says
     assert "| CartPole-v1 | gpg | 2 | 220.0 ± 0.0 |" in report(suite, out, seeds=[0, 1])
+
+
+def test_each_committed_tuning_run_ran_its_settings_pinned_entry_with_its_params():
+    # A setting with a base names the entry it was tried against as its runs ran it: each committed run's config.yml
+    # (the entry rl_zoo3 trained with) is that base with the run's -params (args.yml), so the base pins what ran
+    from sb3_gpg_bench.suites import SUITES, pinned_entry
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor(
+        "tag:yaml.org,2002:python/object/apply:collections.OrderedDict",
+        lambda loader, node: dict(loader.construct_sequence(node.value[0], deep=True)),  # type: ignore[arg-type]
+    )
+    grids = {"zoo_suite/tuning": "zoo_tuning", "mujoco_search/confirm": "zoo_tuning", "default_entry": "defaults",
+             "state_aware": "state_aware"}  # fmt: skip
+    checked = 0
+    for folder, suite in grids.items():
+        settings = {setting.name: setting for setting in SUITES[suite].settings}
+        for run in sorted(Path(__file__).parent.parent.glob(f"benchmarks/{folder}/runs/*")):
+            env_id, name, _ = run.name.split("__")
+            if settings[name].base is None:
+                continue
+            ran = yaml.load((run / "args.yml").read_text(), Loader)["hyperparams"] or {}
+            config = yaml.load((run / "config.yml").read_text(), Loader)
+            assert pinned_entry(settings[name].base, env_id) | ran == config, run.name
+            checked += 1
+    assert checked > 200
