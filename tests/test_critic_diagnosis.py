@@ -1,0 +1,114 @@
+"""
+The critic diagnosis's pieces: the explained variance read from SB3's printed tables, PPO's critic without memory or
+without capacity (``sb3_gpg_bench.critic_variants``), and the explained-variance report.
+"""
+
+import io
+import json
+
+import numpy as np
+import pytest
+import torch as th
+from gymnasium.wrappers import TimeAwareObservation
+from stable_baselines3 import PPO
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.logger import HumanOutputFormat, Logger
+
+from sb3_gpg_bench.critic_variants import FreshCritic, LinearCritic
+from sb3_gpg_bench.explained_variance import explained_report
+from sb3_gpg_bench.suite import LOGGED_KEYS, logged_series
+from sb3_gpg_bench.suites import Setting, Suite
+
+
+def test_logged_series_reads_sb3s_printed_tables():
+    stream = io.StringIO()
+    logger = Logger(folder=None, output_formats=[HumanOutputFormat(stream)])
+    printed = [(4096, 0.25, 0.5), (8192, -1.5, None), (12288, 0.875, 0.125)]
+    for steps, critic, baseline in printed:
+        logger.record("time/total_timesteps", steps)
+        logger.record("rollout/ep_rew_mean", 3.0)
+        logger.record("train/explained_variance", critic)
+        if baseline is not None:
+            logger.record("gpg/baseline_explained_variance", baseline)
+        logger.dump(steps)
+    # an evaluation's table without either key, and text between tables
+    stream.write("Eval num_timesteps=12500, episode_reward=1.00 +/- 0.00\n")
+    logger.record("time/total_timesteps", 12500)
+    logger.record("eval/mean_reward", 1.0)
+    logger.dump(12500)
+    series = logged_series(stream.getvalue(), LOGGED_KEYS)
+    assert series["train/explained_variance"] == [[4096, 0.25], [8192, -1.5], [12288, 0.875]]
+    assert series["gpg/baseline_explained_variance"] == [[4096, 0.5], [12288, 0.125]]
+
+
+def _value_parameters(policy):
+    return [p.detach().clone() for module in (policy.mlp_extractor.value_net, policy.value_net) for p in module.parameters()]
+
+
+def test_fresh_critic_reinitialises_the_value_network_and_its_adam_moments_only():
+    model = PPO("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, n_epochs=2, seed=0, device="cpu")
+    model.learn(128)  # trained: the value network and Adam's moments moved
+    trained = _value_parameters(model.policy)
+    actor = [p.detach().clone() for p in model.policy.mlp_extractor.policy_net.parameters()]
+    callback = FreshCritic()
+    callback.init_callback(model)
+    th.manual_seed(0)
+    callback.on_rollout_end()
+    fresh = _value_parameters(model.policy)
+    assert all(not th.equal(before, after) for before, after in zip(trained, fresh, strict=True))
+    assert all(
+        th.equal(before, after)
+        for before, after in zip(actor, model.policy.mlp_extractor.policy_net.parameters(), strict=True)
+    )
+    # a fresh initialisation: SB3's orthogonal one (value head gain 1, so its rows have norm 1), biases 0
+    assert th.allclose(model.policy.value_net.weight.norm(), th.tensor(1.0), atol=1e-5)
+    assert all(
+        float(module.bias.detach().abs().max()) == 0.0
+        for module in model.policy.mlp_extractor.value_net
+        if hasattr(module, "bias")
+    )
+    value_parameters = {
+        id(p) for module in (model.policy.mlp_extractor.value_net, model.policy.value_net) for p in module.parameters()
+    }
+    state = model.policy.optimizer.state
+    assert not any(id(p) in value_parameters for p in state) and any(id(p) not in value_parameters for p in state)
+
+
+def test_linear_critic_is_linear_in_the_linear_baselines_features_and_the_actor_ignores_the_time():
+    env = make_vec_env("Pendulum-v1", n_envs=2, seed=0, wrapper_class=TimeAwareObservation)
+    model = PPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=2, seed=0, device="cpu")
+    model.learn(256, callback=LinearCritic())
+    policy = model.policy
+    assert {id(p) for p in policy.parameters()} == {id(p) for group in policy.optimizer.param_groups for p in group["params"]}
+    obs = th.tensor([[0.5, -0.25, 12.0, 3.0], [0.5, -0.25, 12.0, 40.0]])
+    means = policy.get_distribution(obs).distribution.mean.detach()
+    # equal but for the last bits of a sliced input's matrix product
+    assert th.allclose(means[0], means[1], rtol=1e-6, atol=1e-9)
+    # by hand: weights on [clip(obs), clip(obs)**2, t, t**2, t**3, 1]
+    weights, bias = policy.value_net.weight.detach()[0], policy.value_net.bias.detach()[0]
+    assert float(weights.abs().sum()) > 0  # trained away from its zero start
+    for row in obs:
+        x = th.clamp(row[:3], -10, 10)
+        t = row[3]
+        features = th.cat([x, x**2, th.stack([t, t**2, t**3, th.tensor(1.0)])])
+        assert float(policy.predict_values(row[None])[0, 0]) == pytest.approx(float(features @ weights + bias), rel=1e-5)
+
+
+def test_explained_report_averages_each_quarter_per_seed_then_over_seeds(tmp_path):
+    suite = Suite(["Walker2d-v5"], [Setting("gpg", "gpg"), Setting("ppo", "ppo")], "gpg", 10_000)
+    found = {}
+    for name, key, offset in (("gpg", "gpg/baseline_explained_variance", 0.0), ("ppo", "train/explained_variance", 0.5)):
+        for seed in (0, 1):
+            folder = tmp_path / "runs" / f"Walker2d-v5__{name}__seed{seed}"
+            folder.mkdir(parents=True)
+            # steps 100, 200, ..., 800: two per quarter of 800 steps; values seed + step / 1000 (+ offset)
+            logged = {key: [[step, seed + step / 1000 + offset] for step in range(100, 900, 100)]}
+            if name == "gpg":  # GPG also prints the in-sample one, which the report must not read
+                logged["train/explained_variance"] = [[step, -9.0] for step in range(100, 900, 100)]
+            (folder / "training_log.json").write_text(json.dumps(logged))
+            found.setdefault(("Walker2d-v5", name), {})[seed] = folder
+    table = explained_report(suite, found, tmp_path)
+    first_quarter = [seed + 0.15 for seed in (0, 1)]  # steps 100 and 200
+    assert f"| Walker2d-v5 | gpg | 2 | {np.mean(first_quarter):.2f} ± {np.std(first_quarter):.2f} |" in table
+    assert f"| Walker2d-v5 | ppo | 2 | {np.mean(first_quarter) + 0.5:.2f} ± 0.50 |" in table
+    assert (tmp_path / "explained_variance.png").stat().st_size > 0
