@@ -4,10 +4,12 @@ extras of setup.cfg against what gymnasium installs.
 """
 
 import configparser
+import csv
 import importlib.metadata
 import re
 from pathlib import Path
 
+import yaml
 from packaging.requirements import Requirement
 
 import sb3_gpg
@@ -82,3 +84,169 @@ def test_code_cites_no_issue_of_this_project():
         if citation.search(line) and not any(source in line for source in upstream)
     ]
     assert not cited, cited
+
+
+# The README, and the figures that the docs quote from the RL Zoo suite's committed tables
+README = ROOT / "README.md"
+SUITE = ROOT / "benchmarks" / "zoo_suite"
+README_LIMIT = 10_000  # characters: a landing page; history and caveats live in benchmarks/ and the docs
+REPLACED_RUNS = "Final runs replaced or made again"
+HEADLINE_MARKERS = ("<!-- zoo-suite headline start -->\n", "<!-- zoo-suite headline end -->")
+REPLACED_MARKERS = ("<!-- headline: replaced runs start -->\n", "<!-- headline: replaced runs end -->")
+
+
+def between(text: str, markers: tuple[str, str]) -> str:
+    """:return: the text between a pair of marker comments"""
+    assert markers[0] in text and markers[1] in text, markers
+    return text.split(markers[0], 1)[1].split(markers[1], 1)[0]
+
+
+def headline_parts() -> tuple[str, str]:
+    """
+    :return: ``headline.md`` without its list of replaced final runs (what the README shows), and that list (what
+        the suite's README shows): the list is the paragraph that starts with ``REPLACED_RUNS`` and the one after it
+    """
+    paragraphs = (SUITE / "headline.md").read_text().split("\n\n")
+    starts = [index for index, paragraph in enumerate(paragraphs) if paragraph.startswith(REPLACED_RUNS)]
+    if not starts:
+        return "\n\n".join(paragraphs), ""
+    index = starts[0]
+    return "\n\n".join(paragraphs[:index] + paragraphs[index + 2 :]), "\n\n".join(paragraphs[index : index + 2]) + "\n\n"
+
+
+def test_readme_is_a_landing_page():
+    readme = README.read_text()
+    assert len(readme) <= README_LIMIT, f"README.md has {len(readme)} characters, more than {README_LIMIT}"
+    # the documentation's links come before the first code block and the results
+    assert readme.index("## Documentation") < min(readme.index("```"), readme.index("## Results"))
+
+
+def test_readme_shows_the_zoo_suites_table_as_reported():
+    shown, _ = headline_parts()
+    assert between(README.read_text(), HEADLINE_MARKERS) == shown, (
+        "README.md shows benchmarks/zoo_suite/headline.md between its markers, without the list of replaced final "
+        "runs (benchmarks/zoo_suite/README.md shows that): copy it again"
+    )
+
+
+def test_zoo_suites_readme_lists_the_replaced_final_runs_as_reported():
+    _, replaced = headline_parts()
+    assert between((SUITE / "README.md").read_text(), REPLACED_MARKERS) == replaced, (
+        "benchmarks/zoo_suite/README.md shows headline.md's list of replaced final runs between its markers: copy it again"
+    )
+
+
+def markdown_rows(text: str) -> list[list[str]]:
+    """:return: the cells of every row of the Markdown tables in ``text``, header rows included, rules left out"""
+    return [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in text.splitlines() if line.startswith("|") and not line.startswith("|---")]  # fmt: skip
+
+
+def suite_figures() -> dict:
+    """
+    :return: what the docs quote from the suite's committed tables: per task (``headline.md``) PPO's and GPG's final
+        evaluation (mean ± std), GPG's normalised final score and mean of the last five and the wall times; the
+        aggregate (``aggregate.md``, and the earliest finals' from ``headline.md``); per task with a wall-time ratio,
+        ``timing.md``'s ratios of updates, wall time and time per update
+    """
+    headline = (SUITE / "headline.md").read_text()
+    tasks = {}
+    for cells in markdown_rows(headline)[1:]:
+        task, ppo, gpg, normalised, wall = cells
+        final, last_five = normalised.split("; ")
+        tasks[task] = {
+            "ppo": ppo.rsplit(" (", 1)[0],
+            "gpg": gpg.rsplit(" (", 1)[0],
+            "final": final,
+            "last_five": last_five,
+            "wall": wall.split(" / "),
+        }
+    gpg_row = next(cells for cells in markdown_rows((SUITE / "aggregate.md").read_text()) if cells[0] == "gpg")
+    earliest = re.search(r"earliest final runs instead: .*?final scores (\S+ \[\S+ \S+\])", headline)
+    timing = {
+        match.group(1): {"updates": match.group(2), "wall": match.group(3), "per_update": match.group(4)}
+        for match in re.finditer(
+            r"^- (\S+), gpg: ([\d.]+x) PPO's minibatch updates .*?; ([\d.]+x) PPO's wall time, ([\d.]+x) its time per update",
+            (SUITE / "timing.md").read_text(),
+            re.MULTILINE,
+        )
+    }
+    return {
+        "tasks": tasks,
+        "iqm": gpg_row[2],
+        "iqm_last_five": gpg_row[3],
+        "improves": gpg_row[4],
+        "earliest": earliest.group(1) if earliest else None,
+        "timing": timing,
+    }
+
+
+def short(task: str) -> str:
+    """:return: the task's name as the docs' prose writes it: HalfCheetah for HalfCheetah-v5"""
+    return task.rsplit("-v", 1)[0]
+
+
+def flat(text: str) -> str:
+    """:return: the text with its line breaks and runs of spaces as single spaces"""
+    return " ".join(text.split())
+
+
+def test_when_to_use_quotes_the_zoo_suites_committed_tables():
+    figures, page = suite_figures(), flat((ROOT / "docs" / "guide" / "when_to_use.rst").read_text())
+    tasks, timing = figures["tasks"], figures["timing"]
+    assert len(tasks) == 10 and {"HalfCheetah-v5", "Walker2d-v5"} <= timing.keys(), (tasks.keys(), timing.keys())
+    section = page.split("At RL Zoo's budgets")[1].split("Which estimator options")[0]
+    for task, row in tasks.items():  # "Acrobot (0.98)", "LunarLander (0.85 on ...", "Swimmer, level**: 1.01 ..."
+        assert re.search(rf"\b{short(task)}\b[^\d]{{0,15}}{re.escape(row['final'])}\b", section), (task, row["final"])
+    cheetah, walker = timing["HalfCheetah-v5"], timing["Walker2d-v5"]
+    quoted = [
+        f"a GPG run took {cheetah['wall']} PPO's wall time on HalfCheetah with {cheetah['updates']} its minibatch "
+        f"updates ({cheetah['per_update']} its time per update), and {walker['wall']} on Walker2d with "
+        f"{walker['updates']} its updates ({walker['per_update']} its time per update",
+        f"rliable's IQM of GPG's normalised scores is {figures['iqm']} (95% stratified bootstrap interval; "
+        f"{figures['earliest']} counting the earliest final runs instead), and the probability that GPG improves on "
+        f"PPO {figures['improves']}",
+    ]
+    ratios = {task: float(row["ppo"].split()[0]) / float(row["gpg"].split()[0]) for task, row in tasks.items()}
+    quoted.append(f"still gives it {ratios['Walker2d-v5']:.2f}x GPG's score")
+    quoted.append(f"still {ratios['HalfCheetah-v5']:.2f}x GPG on HalfCheetah and {ratios['Walker2d-v5']:.2f}x on Walker2d")
+    assert not [sentence for sentence in quoted if sentence not in page]
+
+
+def test_when_to_use_evidence_quotes_the_zoo_suites_committed_tables():
+    figures = suite_figures()
+    tasks, timing = figures["tasks"], figures["timing"]
+    with open(ROOT / "docs" / "guide" / "when_to_use.csv", newline="") as file:
+        evidence = {row[0]: row for row in csv.reader(file)}
+    gpg, ppo = evidence["E23"][2], evidence["E23"][3]
+    normalised = " / ".join(row["final"] for row in tasks.values())
+    assert gpg.startswith(f"{normalised} [{' / '.join(row['last_five'] for row in tasks.values())}]"), gpg
+    for task, row in tasks.items():  # the raw scores quoted: the first after each task's name is the counted runs'
+        for cell, score in ((gpg.split("raw: ", 1)[1], row["gpg"]), (ppo, row["ppo"])):
+            if f"{short(task)} " in cell:
+                assert cell.split(f"{short(task)} ", 1)[1].startswith(score), (task, score)
+    assert evidence["E24"][2].startswith(
+        f"{figures['iqm']} (last five {figures['iqm_last_five']}); P(improves) {figures['improves']}; "
+        f"counting the earliest finals instead {figures['earliest']}"
+    ), evidence["E24"][2]
+    walls = [f"{short(task)} {timing[task]['wall']} ({tasks[task]['wall'][1]} against {tasks[task]['wall'][0]} min)"
+             for task in ("HalfCheetah-v5", "Walker2d-v5")]  # fmt: skip
+    assert f"wall time {', '.join(walls)}" in evidence["E25"][2], evidence["E25"][2]
+
+
+def test_when_to_use_names_the_entries_that_complete_their_cut_returns():
+    entries = yaml.safe_load((ROOT / "sb3_gpg" / "hyperparams" / "gpg.yml").read_text())
+    tasks = [task for task in suite_figures()["tasks"] if entries[task].get("truncated_returns") == "bootstrap"]
+    named = ", ".join(short(task) for task in tasks[:-1]) + f" and {short(tasks[-1])}"
+    page = flat((ROOT / "docs" / "guide" / "when_to_use.rst").read_text())
+    assert f'are completed (``truncated_returns="bootstrap"``) on {named}.' in page, named
+
+
+def test_zoo_suites_readme_quotes_its_committed_tables():
+    figures = suite_figures()
+    cheetah = figures["timing"]["HalfCheetah-v5"]
+    readme = flat((SUITE / "README.md").read_text())
+    assert f"**IQM of GPG's PPO-normalised final scores: {figures['iqm']}**" in readme
+    assert f"the probability that GPG improves on PPO {figures['improves']}" in readme
+    assert f"instead, {figures['earliest']}" in readme
+    assert f"{cheetah['wall']} its wall time under the same load" in readme

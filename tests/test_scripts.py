@@ -346,12 +346,6 @@ def test_zoo_suite_keeps_the_runs_that_finish_when_one_fails(tmp_path):
         finished(runs[1], tmp_path, 10_000, 800)
 
 
-def test_readme_shows_the_zoo_suites_table_as_reported():
-    readme = (SCRIPTS.parent / "README.md").read_text()
-    shown = readme.split("<!-- zoo-suite headline start -->\n")[1].split("<!-- zoo-suite headline end -->")[0]
-    assert shown == (SCRIPTS.parent / "benchmarks" / "zoo_suite" / "headline.md").read_text()
-
-
 def test_zoo_suite_trains_every_setting_for_rl_zoo_ppo_budget():
     # GPG's own entry would train 2e5 steps on Acrobot (PPO: 1e6)
     assert budget_of("Acrobot-v1", None) == 1_000_000 and budget_of("Pendulum-v1", None) == 100_000
