@@ -322,10 +322,10 @@ def probe_estimators(agent: BaseAlgorithm, env_id: str, stats_path: Path | None,
         for rollout in range(args.rollouts):
             model.collect_rollouts(model.env, callback, model.rollout_buffer, n_steps)
             buffer = model.rollout_buffer
-            # env-major, as the buffer's loss mask
+            # env-major, as the buffer's in_loss
             returns, advantages = env_major(buffer.returns), env_major(buffer.advantages)
-            if buffer.loss_mask is not None:
-                returns, advantages = returns[buffer.loss_mask], advantages[buffer.loss_mask]
+            if buffer.in_loss is not None:
+                returns, advantages = returns[buffer.in_loss], advantages[buffer.in_loss]
             explained.append(float(1.0 - advantages.var() / returns.var()) if returns.var() > 0 else float("nan"))
             baseline_explained.append(float(buffer.group_stats["baseline_explained_variance"]))
             end_shares.append(float(buffer.group_stats["end_advantage_share"]))

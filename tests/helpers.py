@@ -194,7 +194,7 @@ def assert_estimate_matches(result: Estimate, expected: tuple[np.ndarray, ...], 
     np.testing.assert_allclose(result.returns, returns, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(result.baselines[in_group], baselines[in_group], rtol=tolerance, atol=tolerance)
     np.testing.assert_allclose(result.advantages, np.where(in_group, advantages, 0.0), rtol=tolerance, atol=tolerance)
-    np.testing.assert_array_equal(result.loss_mask, None if in_group.all() else in_group.T.reshape(-1))
+    np.testing.assert_array_equal(result.in_loss, None if in_group.all() else in_group.T.reshape(-1))
 
 
 class GroupCase(RandomRollouts):

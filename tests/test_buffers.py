@@ -82,21 +82,21 @@ def test_the_buffer_stores_what_estimate_returns(truncated_returns, monkeypatch)
         buffer.add(obs, np.zeros((N_ENVS, 1)), rng.normal(size=N_ENVS), starts[step], th.zeros(N_ENVS), th.zeros(N_ENVS))
     buffer.compute_returns_and_advantage(th.zeros(N_ENVS), np.zeros(N_ENVS, dtype=bool), last_obs=rng.normal(size=(N_ENVS, 2)))
     (result,) = estimates
-    assert result.loss_mask is not None if truncated_returns == "mask" else result.stats["bootstrapped_share"] > 0
+    assert result.in_loss is not None if truncated_returns == "mask" else result.stats["bootstrapped_share"] > 0
     for stored, returned in [
         (buffer.returns, result.returns),
         (buffer.values, result.baselines),
         (buffer.advantages, result.advantages),
     ]:
         np.testing.assert_array_equal(stored, returned)
-    assert buffer.loss_mask is result.loss_mask and buffer.group_stats is result.stats
+    assert buffer.in_loss is result.in_loss and buffer.group_stats is result.stats
     assert buffer.explained_variance == result.explained_variance
 
 
 @pytest.mark.parametrize("buffer_class", [RolloutBuffer, MaskableRolloutBuffer])
 def test_sb3_get_without_a_batch_size_gathers_the_whole_permutation_env_major(buffer_class, monkeypatch):
     # GroupRolloutBuffer.get takes one `get()` of SB3's (or sb3-contrib's) parent as the whole rollout in a random
-    # order and slices minibatches from it; its loss mask is indexed in env-major order
+    # order and slices minibatches from it; its in_loss is indexed in env-major order
     buffer = buffer_class(N_STEPS, spaces.Box(-1, 1, (1,)), spaces.Discrete(3), n_envs=N_ENVS)
     for step in range(N_STEPS):
         obs = np.full((N_ENVS, 1), step, dtype=np.float32) + np.arange(N_ENVS)[:, None] / 10
@@ -121,10 +121,10 @@ def test_minibatches_hold_every_sample_in_the_group_once_per_epoch():
         obs = (step * N_ENVS + np.arange(N_ENVS, dtype=np.float32))[:, None]  # the sample's number
         buffer.add(obs, np.zeros((N_ENVS, 1)), rng.normal(size=N_ENVS), starts[step], th.zeros(N_ENVS), th.zeros(N_ENVS))
     buffer.compute_returns_and_advantage(th.zeros(N_ENVS), dones=np.zeros(N_ENVS, dtype=bool))
-    assert buffer.loss_mask is not None and 0 < buffer.loss_mask.sum() < N_STEPS * N_ENVS
+    assert buffer.in_loss is not None and 0 < buffer.in_loss.sum() < N_STEPS * N_ENVS
     numbers = env_major(np.arange(N_STEPS * N_ENVS).reshape(N_STEPS, N_ENVS))
     for _ in range(2):
         batches = [batch.observations.numpy().reshape(-1) for batch in buffer.get(batch_size=7)]
         assert all(len(batch) == 7 for batch in batches[:-1])
         seen = np.sort(np.concatenate(batches)).astype(np.int64)
-        np.testing.assert_array_equal(seen, np.sort(numbers[buffer.loss_mask]))
+        np.testing.assert_array_equal(seen, np.sort(numbers[buffer.in_loss]))

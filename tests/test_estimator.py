@@ -28,7 +28,7 @@ def test_buffer_matches_reference_over_consecutive_rollouts(group_case):
     for rollout in group_case.consecutive(3):
         in_group = group_case.check(buffer, rollout)
         expected_mask = None if in_group.all() else in_group.T.reshape(-1)
-        np.testing.assert_array_equal(buffer.loss_mask, expected_mask)
+        np.testing.assert_array_equal(buffer.in_loss, expected_mask)
 
 
 @pytest.mark.parametrize("leave_one_out", [False, True])
@@ -243,8 +243,30 @@ def test_columns_to_keys_groups_equal_samples_and_signed_zeros(rows):
 
 
 def test_group_baselines_of_an_empty_group():
-    baselines, scales, stats = group_baselines([np.zeros(0, np.int64)], np.zeros(0, np.int64), np.zeros(0))
-    assert baselines.shape == scales.shape == (0,) and stats["n_bins"] == 0
+    baselines, scales, stats, held_out = group_baselines(
+        [np.zeros(0, np.int64)], np.zeros(0, np.int64), np.zeros(0), held_out=True
+    )
+    assert baselines.shape == scales.shape == held_out.shape == (0,) and stats["n_bins"] == 0
+
+
+@pytest.mark.parametrize("min_bin_count", [1, 2, 4])
+@pytest.mark.parametrize("scale_by_bin_std", [False, True])
+def test_held_out_baselines_are_those_of_leave_one_out_in_one_pass(min_bin_count, scale_by_bin_std):
+    # One pass over the levels gives the baselines and, bit for bit, the leave-one-out ones of a second pass
+    rng = np.random.default_rng(min_bin_count)
+    trajectory_ids = np.sort(rng.integers(0, 12, size=300))
+    levels = [rng.integers(0, 40, size=300), rng.integers(0, 6, size=300), np.zeros(300, dtype=np.int64)]
+    returns = rng.normal(size=300)
+    both = group_baselines(iter(levels), trajectory_ids, returns, False, min_bin_count, scale_by_bin_std, held_out=True)
+    alone = group_baselines(iter(levels), trajectory_ids, returns, False, min_bin_count, scale_by_bin_std)
+    left_out = group_baselines(iter(levels), trajectory_ids, returns, True, min_bin_count)
+    np.testing.assert_array_equal(both.baselines, alone.baselines)
+    np.testing.assert_array_equal(both.scales, alone.scales)
+    assert both.stats == alone.stats and alone.held_out is None
+    np.testing.assert_array_equal(both.held_out, left_out.baselines)
+    assert (both.held_out != both.baselines).any()
+    loo = group_baselines(iter(levels), trajectory_ids, returns, True, min_bin_count, held_out=True)
+    assert loo.held_out is loo.baselines
 
 
 def test_first_visit_bins_do_not_depend_on_the_keys_width():

@@ -65,5 +65,5 @@ def test_a_rollout_gets_the_references_advantages(algorithm: Algorithm, options,
     np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(buffer.values[in_group], baselines[in_group], rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(buffer.advantages, np.where(in_group, advantages, 0.0), rtol=1e-4, atol=1e-4)
-    np.testing.assert_array_equal(buffer.loss_mask, None if in_group.all() else in_group.T.reshape(-1))
+    np.testing.assert_array_equal(buffer.in_loss, None if in_group.all() else in_group.T.reshape(-1))
     assert np.abs(buffer.advantages).max() > 0  # the rollout gives a signal to check

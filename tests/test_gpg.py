@@ -274,14 +274,14 @@ def test_masked_samples_stay_out_of_the_loss():
     model = GPG("MlpPolicy", "CartPole-v1", truncated_returns="mask", seed=0, **SMALL)
     model.learn(64)
     buffer = model.rollout_buffer
-    assert buffer.loss_mask is not None  # CartPole's episode at the rollout's end is cut
+    assert buffer.in_loss is not None  # CartPole's episode at the rollout's end is cut
     batches = list(buffer.get(16))
-    n_in_loss = int(buffer.loss_mask.sum())
+    n_in_loss = int(buffer.in_loss.sum())
     assert sum(len(batch.advantages) for batch in batches) == n_in_loss < 64
     # Full minibatches of the samples in the loss (only the last may be short), each of them exactly once
     assert [len(batch.advantages) for batch in batches[:-1]] == [16] * (len(batches) - 1)
     drawn = th.cat([batch.advantages for batch in batches]).sort().values
-    np.testing.assert_array_equal(drawn.numpy(), np.sort(buffer.advantages.flatten()[buffer.loss_mask]))
+    np.testing.assert_array_equal(drawn.numpy(), np.sort(buffer.advantages.flatten()[buffer.in_loss]))
 
 
 # Bad input: clear errors, before any environment step where possible

@@ -151,7 +151,7 @@ def test_rollout_keeps_each_mask_with_its_sample_and_the_update_replays_it():
     with th.no_grad():
         for batch in buffer.get(batch_size=32):
             actions = batch.actions.long().flatten()
-            in_loss = model._loss_mask(batch)
+            in_loss = model._rows_in_loss(batch)
             log_prob, _ = model._evaluate_actions(batch, actions)
             th.testing.assert_close(log_prob[in_loss], batch.old_log_prob[in_loss], atol=1e-5, rtol=1e-5)
             unmasked, _ = RecurrentGPG._evaluate_actions(model, batch, actions)

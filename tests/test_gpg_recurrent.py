@@ -164,5 +164,5 @@ def test_box_actions_and_gsde_replay_in_the_update():
     with th.no_grad():
         for batch in buffer.get(batch_size=32):
             log_prob, _ = model._evaluate_actions(batch, batch.actions)
-            in_loss = model._loss_mask(batch)
+            in_loss = model._rows_in_loss(batch)
             th.testing.assert_close(log_prob[in_loss], batch.old_log_prob[in_loss], atol=1e-5, rtol=1e-5)

@@ -79,12 +79,3 @@ def test_a_file_saved_by_another_gpg_names_the_class_to_load_it_with(algorithm: 
     with pytest.raises(ValueError, match=rf"saved by {saver.__name__} .*, not by {algorithm.name}: load it with "
                        rf"sb3_gpg.{saver.__name__}.load"):  # fmt: skip
         algorithm.cls.load(tmp_path / "other")
-
-
-def test_load_a_file_holding_the_options_among_the_buffer_arguments(tmp_path):
-    # As files saved before the options reached the buffer as one object: the model's own options still decide
-    model = GPG("MlpPolicy", "CartPole-v1", binning="universal", n_steps=64, batch_size=32)
-    model.rollout_buffer_kwargs = {"binning": "time", "min_bin_count": 1}
-    model.save(tmp_path / "gpg")
-    loaded = GPG.load(tmp_path / "gpg")
-    assert loaded.rollout_buffer.binning == "universal" and list(loaded.rollout_buffer_kwargs) == ["group_options"]

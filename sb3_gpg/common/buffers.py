@@ -65,7 +65,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         self.pos = 0  # read by reset(), which the parent's __init__ calls
         self.group_stats: dict[str, float] = {}
         # Samples that enter the loss, flattened as `get` flattens (env-major); None when all do
-        self.loss_mask: np.ndarray | None = None
+        self.in_loss: np.ndarray | None = None
         super().__init__(
             buffer_size,
             observation_space,
@@ -83,7 +83,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             self._fill_episode_times(self.pos)
         self._episode_times_computed = False
         self.episode_times = np.zeros((self.buffer_size, self.n_envs), dtype=np.int64)
-        self.loss_mask = None
+        self.in_loss = None
         self.explained_variance = float("nan")
         super().reset()
 
@@ -135,7 +135,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             feature_keys=self.feature_keys,
         )
         self.returns[:], self.values[:], self.advantages[:] = result.returns, result.baselines, result.advantages
-        self.loss_mask, self.explained_variance, self.group_stats = result.loss_mask, result.explained_variance, result.stats
+        self.in_loss, self.explained_variance, self.group_stats = result.in_loss, result.explained_variance, result.stats
 
     def _fill_episode_times(self, n_rows: int) -> None:
         """
@@ -179,8 +179,8 @@ class GroupRolloutBuffer(BaseGroupRolloutBuffer):
             yield type(shuffled)(*(_slice(field, start, start + batch_size) for field in shuffled))
 
     def _get_samples(self, batch_inds: np.ndarray, env: VecNormalize | None = None):
-        if self.loss_mask is not None:
-            batch_inds = batch_inds[self.loss_mask[batch_inds]]
+        if self.in_loss is not None:
+            batch_inds = batch_inds[self.in_loss[batch_inds]]
         return super()._get_samples(batch_inds, env)
 
 

@@ -1,6 +1,7 @@
 """
-GPG's advantage estimator, as pure NumPy code that knows nothing of Stable-Baselines3: ``estimate`` turns a rollout's
-arrays and the options (``GroupOptions``) into returns, baselines, advantages, the loss mask and the diagnostics. Its
+GPG's advantage estimator, as array code that knows nothing of Stable-Baselines3: ``estimate`` turns a rollout's
+arrays and the options (``GroupOptions``) into returns, baselines, advantages, which samples enter the loss and the
+diagnostics. NumPy throughout, but for the knn baseline's neighbour search, a matrix product and top-k in torch. Its
 pieces: ``returns`` (episode times, discounted returns, trajectories, GAE's lambda), ``binning`` and ``rollout_keys``
 (which samples share a bin), ``group_baseline`` (the bins' first-visit means), ``fitted_baselines`` ("linear", "knn").
 """

@@ -20,8 +20,6 @@ COARSER_BINNING = {
     "state": "universal",
     "rollout_step": "universal",
 }
-TRUNCATED_RETURNS = ("keep", "mask", "bootstrap")
-ADVANTAGE_SCALES = ("none", "bin_std")
 
 # f(obs, t) -> keys: obs and t batched as in the rollout buffer, shape (n_steps, n_envs, ...); one integer key per sample
 BinningFn = Callable[[Any, np.ndarray], np.ndarray]
@@ -65,16 +63,11 @@ def check_bin_size(bin_size: float | Sequence[float] | np.ndarray, obs_dim: int 
     return size
 
 
-def check_group_arguments(
-    binning: Binning,
-    bin_size: float | Sequence[float] | np.ndarray,
-    min_bin_count: int,
-    truncated_returns: str,
-    obs_dim: int | None = None,
-    advantage_scale: str = "none",
+def check_binning_arguments(
+    binning: Binning, bin_size: float | Sequence[float] | np.ndarray, min_bin_count: int, obs_dim: int | None = None
 ) -> np.ndarray:
     """
-    Check GPG's own arguments (see ``GroupRolloutBuffer`` for their meaning).
+    Check the options that say which samples share a baseline (see ``GroupOptions`` for their meaning).
 
     :return: ``bin_size`` as a float64 array
     :raises ValueError: naming the argument that is wrong and what it accepts
@@ -82,10 +75,6 @@ def check_group_arguments(
     check_binning(binning)
     if isinstance(min_bin_count, bool) or not isinstance(min_bin_count, (int, np.integer)) or min_bin_count < 1:
         raise ValueError(f"min_bin_count must be an integer >= 1, got {min_bin_count!r}.")
-    if truncated_returns not in TRUNCATED_RETURNS:
-        raise ValueError(f"truncated_returns must be one of {TRUNCATED_RETURNS}, got {truncated_returns!r}.")
-    if advantage_scale not in ADVANTAGE_SCALES:
-        raise ValueError(f"advantage_scale must be one of {ADVANTAGE_SCALES}, got {advantage_scale!r}.")
     return check_bin_size(bin_size, obs_dim)
 
 

@@ -44,18 +44,18 @@ class Estimate(NamedTuple):
         shape (n_steps, n_envs)
     :param baselines: baseline of every sample (its return outside the group: advantage 0)
     :param advantages: advantage of every sample, 0 outside the group
-    :param loss_mask: which samples enter the loss, env-major (as ``RolloutBuffer.get`` flattens); None when all do
+    :param in_loss: which samples enter the loss, env-major (as ``RolloutBuffer.get`` flattens); None when all do
     :param explained_variance: how much of the returns the baselines explain over the samples in the loss (nan where
         none is, or the returns do not vary)
     :param stats: the group's diagnostics (see ``group_baselines``, ``advantage_stats``), the share of cut returns,
-        where the rollout's end weighs (``_end_stats``), the bootstrap's, the out-of-fold explained variance, whether a
-        fitted baseline fell back to the bins, and the time the estimate took
+        where the rollout's end weighs (``_rollout_end_weight``), the bootstrap's, the held-out (out-of-fold) explained
+        variance, whether a fitted baseline fell back to the bins, and the time the estimate took
     """
 
     returns: np.ndarray
     baselines: np.ndarray
     advantages: np.ndarray
-    loss_mask: np.ndarray | None
+    in_loss: np.ndarray | None
     explained_variance: float
     stats: dict[str, float]
 
@@ -148,23 +148,21 @@ def estimate(
     # Samples in the group: all, or under "mask" those whose returns the rollout's end did not cut
     in_group = ~env_major(cut) if options.truncated_returns == "mask" else np.ones(cut.size, dtype=bool)
     returns = env_major(step_returns)
-    baselines, scales, stats = group_baselines(
+    fitted = _fitted_baselines(rollout, ids[in_group], returns[in_group], in_group)
+    # The bins' baselines, and for the held-out diagnostic where the baselines are the bins', those without the
+    # sample's own trajectory (the same under leave_one_out)
+    baselines, scales, stats, held_out = group_baselines(
         rollout.level_keys(in_group),
         ids[in_group],
         returns[in_group],
         options.leave_one_out,
         options.min_bin_count,
         scale_by_bin_std=options.advantage_scale == "bin_std",
+        held_out=fitted is None,
     )
-    fitted = _fitted_baselines(rollout, ids[in_group], returns[in_group], in_group)
     if fitted is not None:
-        baselines = out_of_fold = fitted
-    elif options.leave_one_out:
-        out_of_fold = baselines
-    else:  # the bins' baselines without the sample's own trajectory, for the diagnostic alone
-        out_of_fold = group_baselines(
-            rollout.level_keys(in_group), ids[in_group], returns[in_group], True, options.min_bin_count
-        ).baselines
+        baselines = held_out = fitted
+    assert held_out is not None, "group_baselines gives the held-out baselines where asked"
 
     flat_baselines = returns.astype(np.float64)  # samples outside the group get advantage 0
     flat_baselines[in_group] = baselines
@@ -185,21 +183,21 @@ def estimate(
         advantages = flat_advantages.reshape(n_envs, n_steps).T.astype(np.float32)
     # How much of the returns the baselines explain, over the samples in the loss
     explained = _explained_variance(env_major(step_baselines)[in_group], returns[in_group]) if in_group.any() else np.nan
-    out_of_fold_variance = _explained_variance(out_of_fold, returns[in_group]) if in_group.any() else 0.0
+    held_out_variance = _explained_variance(held_out, returns[in_group]) if in_group.any() else 0.0
     stats = {
         **stats,
         **advantage_stats(ids[in_group], returns[in_group], baselines),
         "truncated_share": float(cut.mean()),
-        **_end_stats(advantages, in_group, gamma * gae_lambda),
+        **_rollout_end_weight(advantages, in_group, gamma * gae_lambda),
         **bootstrap_stats,
-        "baseline_explained_variance": out_of_fold_variance,
+        "baseline_explained_variance": held_out_variance,
         "fitted_baseline_fallback": float(options.baseline != "bins" and fitted is None),
         "advantage_time": time.perf_counter() - start,
     }
     return Estimate(step_returns, step_baselines, advantages, None if in_group.all() else in_group, explained, stats)
 
 
-def _end_stats(advantages: np.ndarray, in_group: np.ndarray, discount: float) -> dict[str, float]:
+def _rollout_end_weight(advantages: np.ndarray, in_group: np.ndarray, discount: float) -> dict[str, float]:
     """
     Where the rollout's end weighs in the update: returns that it cuts, scored as if the episode ended there, are off
     most in each env's last effective horizon of rows, so that these rows hold far more of the advantages' squares than
@@ -289,7 +287,7 @@ def _values_at_cut(
         values = fitted_values(
             options.baseline, features, env_major(returns)[complete], queries, **(options.baseline_kwargs or {})
         )
-        return _completion(cut, values, np.ones(len(values), dtype=bool))
+        return _cut_values_and_stats(cut, values, np.ones(len(values), dtype=bool))
 
     def level_keys():
         for level in binning_levels(options.binning):
@@ -297,10 +295,10 @@ def _values_at_cut(
             yield env_major(keys[:-1])[complete], keys[-1][cut_envs]
 
     values, found = group_bootstrap(level_keys(), ids[complete], env_major(returns)[complete], options.min_bin_count)
-    return _completion(cut, values, found)
+    return _cut_values_and_stats(cut, values, found)
 
 
-def _completion(cut: np.ndarray, values: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
+def _cut_values_and_stats(cut: np.ndarray, values: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
     """
     :param values: the value of each cut env's state after the rollout
     :param found: whether each has one

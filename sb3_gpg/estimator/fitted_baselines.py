@@ -6,7 +6,8 @@ features of the observation and the episode time, cross-fitted so that no trajec
 (the features of rllab's LinearFeatureBaseline). ``"knn"``: the mean return of the k nearest samples of other
 trajectories in standardised (observation, episode time), searched among at most ``max_samples`` of them.
 
-Pure array code on one group's samples, one row per sample; nothing here knows of Stable-Baselines3.
+Array code on one group's samples, one row per sample; nothing here knows of Stable-Baselines3. NumPy, but for the
+knn's neighbour search: torch's matrix product and top-k, faster than a k-d tree in as many dimensions.
 """
 
 from typing import Any

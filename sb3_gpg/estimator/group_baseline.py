@@ -38,11 +38,14 @@ class GroupBaselines(NamedTuple):
     :param baselines: baseline of every sample, shape (n_samples,), float64
     :param scales: what every sample's advantage is divided by (ones unless scaled by the bin's spread)
     :param stats: diagnostics of the group, see ``group_baselines``
+    :param held_out: the leave-one-out baseline of every sample (``baselines`` itself under ``leave_one_out``), where
+        asked for
     """
 
     baselines: np.ndarray
     scales: np.ndarray
     stats: dict[str, float]
+    held_out: np.ndarray | None = None
 
 
 def first_visit_bins(keys: np.ndarray, trajectory_ids: np.ndarray, returns: np.ndarray) -> FirstVisitBins:
@@ -98,6 +101,7 @@ def group_baselines(
     leave_one_out: bool = False,
     min_bin_count: int = 1,
     scale_by_bin_std: bool = False,
+    held_out: bool = False,
 ) -> GroupBaselines:
     """
     Baseline of every sample: the mean first-visit return of its bin; optionally the spread of that bin too.
@@ -114,6 +118,8 @@ def group_baselines(
     :param scale_by_bin_std: also give every sample the standard deviation of the first-visit returns (all of them,
         its own included) of the bin its baseline came from; where that bin holds fewer than two returns or they are
         all equal, the next level's; where no level has a spread, 1
+    :param held_out: also give every sample its baseline under ``leave_one_out`` (with the same ``min_bin_count`` and
+        fallbacks), from the same bins: what ``group_baselines(..., leave_one_out=True)`` gives, in the same pass
     :return: the baselines, the scales (ones unless ``scale_by_bin_std``) and the group's diagnostics: ``n_bins``
         (bins of the finest level), ``returns_per_bin`` (mean first-visit returns per bin), ``own_trajectory_only_share``
         (share of samples whose bin held only their own trajectory), ``fallback_share`` (share of samples whose
@@ -129,9 +135,12 @@ def group_baselines(
     if n_samples == 0:
         stats: dict[str, float] = dict.fromkeys(("n_bins", "returns_per_bin", "own_trajectory_only_share"), 0.0)
         no_samples = {"fallback_share": 0.0, "no_baseline_share": 0.0, "own_baseline_share": 0.0}
-        return GroupBaselines(baselines, scales, {**stats, **no_samples})
+        return GroupBaselines(baselines, scales, {**stats, **no_samples}, baselines if held_out else None)
 
     unresolved = np.ones(n_samples, dtype=bool)
+    # The leave-one-out baselines besides (the baselines themselves under leave_one_out), and the samples still without
+    held_out_baselines = returns.copy() if held_out and not leave_one_out else None
+    held_out_unresolved = np.ones(n_samples, dtype=bool) if held_out_baselines is not None else np.zeros(0, dtype=bool)
     own_baseline = 0
     # Samples with a baseline whose scale is still to find (at the baseline's level or a coarser one)
     unscaled = np.zeros(n_samples, dtype=bool)
@@ -149,6 +158,12 @@ def group_baselines(
         # A baseline from a bin that holds the sample's own trajectory alone is that trajectory's return
         own_baseline += np.count_nonzero(resolved_here & (visits.counts[visits.bins] == 1))
         unresolved &= ~resolved_here
+        if held_out_baselines is not None:
+            others = visits.counts[visits.bins] - 1
+            held_out_here = held_out_unresolved & (others >= min_bin_count)
+            others_total = visits.sums[visits.bins] - visits.own_returns
+            held_out_baselines[held_out_here] = others_total[held_out_here] / others[held_out_here]
+            held_out_unresolved &= ~held_out_here
         if scale_by_bin_std:
             scale_fell_back |= unscaled
             unscaled |= resolved_here
@@ -163,14 +178,16 @@ def group_baselines(
                 "own_trajectory_only_share": float(np.mean(visits.counts[visits.bins] == 1)),
                 "fallback_share": float(unresolved.mean()),
             }
-        if not (unresolved.any() or unscaled.any()):
+        if not (unresolved.any() or unscaled.any() or held_out_unresolved.any()):
             break
     stats["no_baseline_share"] = float(unresolved.mean())
     stats["own_baseline_share"] = own_baseline / n_samples
     if scale_by_bin_std:
         stats["scale_mean"] = float(scales.mean())
         stats["scale_fallback_share"] = float(np.mean(scale_fell_back | unscaled | unresolved))
-    return GroupBaselines(baselines, scales, stats)
+    if held_out and leave_one_out:
+        held_out_baselines = baselines
+    return GroupBaselines(baselines, scales, stats, held_out_baselines)
 
 
 def bin_std(visits: FirstVisitBins) -> np.ndarray:

@@ -11,8 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from sb3_gpg.estimator.binning import Binning, check_group_arguments
+from sb3_gpg.estimator.binning import Binning, check_binning_arguments
 from sb3_gpg.estimator.fitted_baselines import check_baseline
+
+TRUNCATED_RETURNS = ("keep", "mask", "bootstrap")
+ADVANTAGE_SCALES = ("none", "bin_std")
 
 
 @dataclass(frozen=True)
@@ -79,9 +82,11 @@ class GroupOptions:
         if clashing:
             raise ValueError(f"Pass {', '.join(clashing)} to the algorithm directly, not in rollout_buffer_kwargs.")
         baseline_kwargs = check_baseline(self.baseline, self.baseline_kwargs)
-        bin_size = check_group_arguments(
-            self.binning, self.bin_size, self.min_bin_count, self.truncated_returns, obs_dim, self.advantage_scale
-        )
+        bin_size = check_binning_arguments(self.binning, self.bin_size, self.min_bin_count, obs_dim)
+        if self.truncated_returns not in TRUNCATED_RETURNS:
+            raise ValueError(f"truncated_returns must be one of {TRUNCATED_RETURNS}, got {self.truncated_returns!r}.")
+        if self.advantage_scale not in ADVANTAGE_SCALES:
+            raise ValueError(f"advantage_scale must be one of {ADVANTAGE_SCALES}, got {self.advantage_scale!r}.")
         return replace(self, bin_size=bin_size, min_bin_count=int(self.min_bin_count), baseline_kwargs=baseline_kwargs)
 
     def as_kwargs(self) -> dict[str, Any]:

@@ -177,10 +177,8 @@ class GPG(OnPolicyAlgorithm):
         self.rollout_buffer_class = group_buffer_class(
             name, self.rollout_buffer_class, self.rollout_buffer_classes, self.observation_space
         )
-        # Set here rather than in __init__, so that a model loaded with other values (GPG.load(..., binning=...)) uses them;
-        # files saved before the options went to the buffer as one object hold them by name among its arguments
-        buffer_kwargs = {name: value for name, value in self.rollout_buffer_kwargs.items() if name not in GROUP_OPTION_NAMES}
-        self.rollout_buffer_kwargs = {**buffer_kwargs, "group_options": self.group_options}
+        # Set here rather than in __init__, so that a model loaded with other values (GPG.load(..., binning=...)) uses them
+        self.rollout_buffer_kwargs = {**self.rollout_buffer_kwargs, "group_options": self.group_options}
         super()._setup_model()
         self.clip_range = FloatSchedule(self.clip_range)
 
@@ -302,7 +300,7 @@ class GPG(OnPolicyAlgorithm):
         _, log_prob, entropy = self.policy.evaluate_actions(rollout_data.observations, actions, **policy_kwargs)
         return log_prob, entropy
 
-    def _loss_mask(self, rollout_data: Any) -> th.Tensor | None:
+    def _rows_in_loss(self, rollout_data: Any) -> th.Tensor | None:
         """
         :return: which rows of a minibatch enter the loss (RecurrentGPG's padding of sequences), or None for all
         """
@@ -313,7 +311,7 @@ class GPG(OnPolicyAlgorithm):
         Update policy using the currently gathered rollout buffer.
 
         PPO's update loop with the value loss removed: clipped surrogate plus entropy bonus. The means run over the
-        rows of ``_loss_mask`` (all but RecurrentGPG's padding), as in RecurrentPPO.
+        rows of ``_rows_in_loss`` (all but RecurrentGPG's padding), as in RecurrentPPO.
         """
         self.policy.set_training_mode(True)
         self._update_learning_rate(self.policy.optimizer)
@@ -330,11 +328,11 @@ class GPG(OnPolicyAlgorithm):
                     actions = rollout_data.actions.long().flatten()
 
                 log_prob, entropy = self._evaluate_actions(rollout_data, actions)
-                mask = self._loss_mask(rollout_data)
+                in_loss = self._rows_in_loss(rollout_data)
                 advantages = rollout_data.advantages
                 # Normalization does not make sense if mini batchsize == 1, see GH issue #325
-                if self.normalize_advantage and len(_rows(advantages, mask)) > 1:
-                    advantages = (advantages - _rows(advantages, mask).mean()) / (_rows(advantages, mask).std() + 1e-8)
+                if self.normalize_advantage and len(_rows(advantages, in_loss)) > 1:
+                    advantages = (advantages - _rows(advantages, in_loss).mean()) / (_rows(advantages, in_loss).std() + 1e-8)
 
                 # ratio between old and new policy, should be one at the first iteration
                 ratio = th.exp(log_prob - rollout_data.old_log_prob)
@@ -342,14 +340,14 @@ class GPG(OnPolicyAlgorithm):
                 # clipped surrogate loss
                 policy_loss_1 = advantages * ratio
                 policy_loss_2 = advantages * th.clamp(ratio, 1 - clip_range, 1 + clip_range)
-                policy_loss = -_rows(th.min(policy_loss_1, policy_loss_2), mask).mean()
+                policy_loss = -_rows(th.min(policy_loss_1, policy_loss_2), in_loss).mean()
 
                 pg_losses.append(policy_loss.item())
-                clip_fraction = th.mean(_rows((th.abs(ratio - 1) > clip_range).float(), mask)).item()
+                clip_fraction = th.mean(_rows((th.abs(ratio - 1) > clip_range).float(), in_loss)).item()
                 clip_fractions.append(clip_fraction)
 
                 # Entropy bonus; approximated by the log probabilities where it has no analytical form
-                entropy_loss = -th.mean(_rows(-log_prob if entropy is None else entropy, mask))
+                entropy_loss = -th.mean(_rows(-log_prob if entropy is None else entropy, in_loss))
                 entropy_losses.append(entropy_loss.item())
 
                 loss = policy_loss + self.ent_coef * entropy_loss
@@ -358,7 +356,7 @@ class GPG(OnPolicyAlgorithm):
                 # see issue #417: https://github.com/DLR-RM/stable-baselines3/issues/417
                 with th.no_grad():
                     log_ratio = log_prob - rollout_data.old_log_prob
-                    approx_kl_div = th.mean(_rows((th.exp(log_ratio) - 1) - log_ratio, mask)).cpu().numpy()
+                    approx_kl_div = th.mean(_rows((th.exp(log_ratio) - 1) - log_ratio, in_loss)).cpu().numpy()
                     approx_kl_divs.append(approx_kl_div)
 
                 if self.target_kl is not None and approx_kl_div > 1.5 * self.target_kl:
@@ -439,8 +437,8 @@ class GPG(OnPolicyAlgorithm):
         return super().load(path, env, device, custom_objects, print_system_info, force_reset, **kwargs)
 
 
-def _rows(tensor: th.Tensor, mask: th.Tensor | None) -> th.Tensor:
+def _rows(tensor: th.Tensor, in_loss: th.Tensor | None) -> th.Tensor:
     """
-    :return: the tensor's rows that the mask keeps (all with no mask)
+    :return: the tensor's rows that enter the loss (all where ``in_loss`` is None)
     """
-    return tensor if mask is None else tensor[mask]
+    return tensor if in_loss is None else tensor[in_loss]

@@ -170,7 +170,7 @@ class RecurrentGPG(GPG):
         )
         return log_prob, entropy
 
-    def _loss_mask(self, rollout_data: Any) -> th.Tensor:
+    def _rows_in_loss(self, rollout_data: Any) -> th.Tensor:
         return rollout_data.mask > 1e-8  # padding of the sequences, and samples left out of the loss
 
     def _excluded_save_params(self) -> list[str]:

@@ -16,7 +16,7 @@ class _RecurrentGroup:
     """
 
     hidden_state_shape: tuple[int, int, int, int]
-    loss_mask: np.ndarray | None
+    in_loss: np.ndarray | None
     pad_and_flatten: ClassVar[Any]
 
     def __init__(
@@ -52,9 +52,9 @@ class _RecurrentGroup:
 
     def _get_samples(self, batch_inds: np.ndarray, env_change: np.ndarray, env: VecNormalize | None = None):
         samples = super()._get_samples(batch_inds, env_change, env)  # type: ignore[misc]  # likewise
-        if self.loss_mask is None:
+        if self.in_loss is None:
             return samples
-        return samples._replace(mask=self.pad_and_flatten(self.loss_mask[batch_inds].astype(np.float32)))
+        return samples._replace(mask=self.pad_and_flatten(self.in_loss[batch_inds].astype(np.float32)))
 
 
 # sb3-contrib types add as add(*args, lstm_states=...), and _get_samples with env_change
