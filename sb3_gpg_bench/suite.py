@@ -24,8 +24,8 @@ import yaml
 from tqdm import tqdm
 
 from sb3_gpg_bench.grid import run_grid
-from sb3_gpg_bench.load import run_watched
 from sb3_gpg_bench.suites import Setting, pinned_entry
+from sb3_gpg_bench.timing import run_watched
 
 N_EVALUATIONS = 20
 EVAL_EPISODES = 10

@@ -4,7 +4,7 @@ a grid against PPO with the random policy's scores measured, the aggregate acros
 (``aggregate.md``, ``profile.png``): PPO-normalised scores, the interquartile mean with its 95% stratified bootstrap
 interval, the probability of improvement and the performance profile; and the README's table (``headline.md``).
 Wall times are compared only under the same load, beside each run's updates, parameters and time to score
-(``sb3_gpg_bench.suite_timing``: ``timing.md``, ``time_to_score.png``).
+(``sb3_gpg_bench.timing``: ``timing.md``, ``time_to_score.png``).
 
 A run's score is its last evaluation; the mean of its last five evaluations is reported beside it.
 """
@@ -19,8 +19,8 @@ import numpy as np
 
 from sb3_gpg_bench.suite import Run
 from sb3_gpg_bench.suite_finals import counted_runs, disclosure, earlier_runs, earliest_sets, read_finals
-from sb3_gpg_bench.suite_timing import timing, wall_time_note, wall_times
 from sb3_gpg_bench.suites import Suite
+from sb3_gpg_bench.timing import timing, wall_time_note, wall_times
 
 BOOTSTRAP_REPS = 2000
 

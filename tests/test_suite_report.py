@@ -14,9 +14,9 @@ import pytest
 import scipy.stats
 import yaml
 
-from sb3_gpg_bench.load import _note_evaluations, run_watched, trainings_beside
 from sb3_gpg_bench.suite_report import report
 from sb3_gpg_bench.suites import Setting, Suite
+from sb3_gpg_bench.timing import _note_evaluations, run_watched, trainings_beside
 
 
 def fake_run(out, name, final_returns, wall_time_s=60.0, beside=0, config=None, runs="runs"):

@@ -1,14 +1,19 @@
 """
-The suite's wall times as a skeptical reader takes them (``timing.md``, ``time_to_score.png``): a wall time is compared
-only between runs made under the same load condition (``load``: how many other trainings ran beside a run at most),
-beside each run's minibatch updates and policy parameters; and the wall time and env steps each setting needs to first
-reach 50% and 90% of PPO's final score. Runs made before the load record (no ``load`` in their ``meta.json``) or before
-their evaluations' times (no ``evaluation_wall_s``) are reported as unknown, never estimated.
+The suite's wall times as a skeptical reader takes them. While a run trains, ``run_watched`` samples the machine's load
+average and how many other trainings run beside it, and notes when each evaluation is written (``meta.json``: ``load``,
+``evaluation_wall_s``). The report (``timing``: ``timing.md``, ``time_to_score.png``) compares a wall time only between
+runs made under the same load condition (the most trainings beside a run), beside each run's minibatch updates and
+policy parameters, and gives the wall time and env steps each setting needs to first reach 50% and 90% of PPO's final
+score. Runs made before either record are reported as unknown, never estimated.
 """
 
 import inspect
 import json
 import math
+import os
+import subprocess
+import time
+import zipfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -16,56 +21,113 @@ from typing import Any
 import numpy as np
 import yaml
 
-from sb3_gpg_bench.load import SAMPLE_EVERY_S
-
+# A process whose command line holds one of these is a training (RL Zoo's, as the suite runs them, or the CLI's)
+TRAINING_MARKERS = ("sb3_gpg.train", "rl_zoo3.train", "sb3-gpg train", "sb3_gpg/train.py", "rl_zoo3/train.py")
+SAMPLE_EVERY_S = 15.0  # seconds between two samples of the load; the evaluations are looked for every second
 FRACTIONS = (0.5, 0.9)
-Found = dict[tuple[str, str], dict[int, Path]]
+Found = dict[tuple[str, str], dict[int, Path]]  # per (task, setting name), the finished runs' folders by seed
+Curves = dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]]
+
+
+def trainings_beside(own: int) -> int | None:
+    """
+    :param own: the process id of the run itself, not counted
+    :return: the trainings running on this machine (a process that is the child of a training is part of it, not one
+        more), or None where there is no ``/proc`` to read
+    """
+    if not Path("/proc/self/cmdline").exists():
+        return None
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if entry.name.isdigit() and any(marker in command for marker in TRAINING_MARKERS):
+                # stat: "pid (name) state ppid ...", and the name may hold spaces or parentheses
+                parents[entry.name] = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+        except OSError:  # gone since listed, or not a process
+            continue
+    return sum(pid != str(own) and parent not in parents for pid, parent in parents.items())
+
+
+def run_watched(command: list[str], evaluations: Path) -> tuple[subprocess.CompletedProcess, dict[str, Any], list[float]]:
+    """
+    Run ``command`` to its end, sampling the machine's load and the trainings beside it, and noting when each evaluation
+    is written.
+
+    :param evaluations: the folder under which the run writes its ``evaluations.npz`` (in a subfolder of its own)
+    :return: the finished process (with its output), the load record of ``meta.json`` and the seconds from the start at
+        which each evaluation was written (where two came between two looks, both get the second's time)
+    """
+    start, started = time.perf_counter(), time.time()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    record: dict[str, Any] = {"start": list(os.getloadavg()), "every_s": SAMPLE_EVERY_S, "cpus": os.cpu_count(),
+                              "sample_fields": ["seconds", "load_1min", "trainings_beside"]}  # fmt: skip
+    samples: list[list[float | int | None]] = []
+    written: list[float] = []
+    while True:
+        elapsed = time.perf_counter() - start
+        if elapsed >= len(samples) * SAMPLE_EVERY_S:
+            samples.append([round(elapsed, 1), round(os.getloadavg()[0], 2), trainings_beside(process.pid)])
+        _note_evaluations(evaluations, started, written)
+        try:
+            stdout, stderr = process.communicate(timeout=1.0)
+            break
+        except subprocess.TimeoutExpired:  # the output so far is kept for the next call
+            continue
+    _note_evaluations(evaluations, started, written)
+    beside = [sample[2] for sample in samples if sample[2] is not None]
+    record.update(end=list(os.getloadavg()), samples=samples, runs_beside_max=max(beside) if beside else None)
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr), record, written
+
+
+def _note_evaluations(folder: Path, started: float, written: list[float]) -> None:
+    """Append to ``written`` the time (seconds after ``started``) of the evaluations written since the last look."""
+    for path in folder.glob("*/evaluations.npz"):
+        try:
+            mtime = path.stat().st_mtime
+            count = len(np.load(path)["timesteps"])
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # caught while being written: next look
+            continue
+        written.extend([round(mtime - started, 1)] * (count - len(written)))
 
 
 def meta(folder: Path) -> dict[str, Any]:
     return json.loads((folder / "meta.json").read_text())
 
 
-def condition(folder: Path) -> str | None:
-    """:return: the run's load condition, ``alone`` or ``N beside`` (other trainings at most), or None where unrecorded"""
-    beside = meta(folder).get("load", {}).get("runs_beside_max")
-    return None if beside is None else "alone" if beside == 0 else f"{beside} beside"
+def beside(folder: Path) -> int | None:
+    """:return: the most other trainings that ran beside the run (its load condition), or None where unrecorded"""
+    return meta(folder).get("load", {}).get("runs_beside_max")
 
 
-def _beside(name: str) -> int:
-    return 0 if name == "alone" else int(name.split()[0])
+def _condition(count: int | None) -> str:
+    return "not recorded" if count is None else "alone" if count == 0 else f"{count} beside"
 
 
-def shared_conditions(found: Found, tasks: list[str]) -> dict[str, str | None]:
-    """
-    :return: per task, the load condition under which every setting run on it has runs (the fewest trainings beside
-        first), or None where there is none
-    """
+def shared_conditions(found: Found, tasks: list[str]) -> dict[str, int | None]:
+    """:return: per task, the fewest trainings beside under which every setting run on it has runs, or None"""
     shared = {}
     for env_id in tasks:
-        per_setting = [
-            {name for name in map(condition, runs.values()) if name is not None}
-            for (task, _), runs in found.items()
-            if task == env_id
-        ]
-        common: set[str] = set.intersection(*per_setting) if per_setting else set()
-        shared[env_id] = min(common, key=_beside, default=None)
+        per_setting = [{count for folder in runs.values() if (count := beside(folder)) is not None}
+                       for (task, _), runs in found.items() if task == env_id]  # fmt: skip
+        shared[env_id] = min(set.intersection(*per_setting), default=None) if per_setting else None
     return shared
 
 
 def wall_times(found: Found, tasks: list[str]) -> dict[tuple[str, str], float | None]:
     """:return: per (task, setting), the mean wall time (min) of its runs under the task's shared condition, or None"""
     shared = shared_conditions(found, tasks)
-    result: dict[tuple[str, str], float | None] = {}
+    result = {}
     for (env_id, name), runs in found.items():
-        kept = [folder for folder in runs.values() if shared.get(env_id) is not None and condition(folder) == shared[env_id]]
-        result[(env_id, name)] = float(np.mean([meta(folder)["wall_time_s"] / 60 for folder in kept])) if kept else None
+        kept = [meta(folder)["wall_time_s"] / 60 for folder in runs.values()
+                if shared.get(env_id) is not None and beside(folder) == shared[env_id]]  # fmt: skip
+        result[(env_id, name)] = float(np.mean(kept)) if kept else None
     return result
 
 
 def wall_time_note(found: Found) -> str:
     """:return: what the wall-time columns hold, and where they hold nothing"""
-    if not any(condition(folder) for runs in found.values() for folder in runs.values()):
+    if all(beside(folder) is None for runs in found.values() for folder in runs.values()):
         return (
             "Wall time: '-' throughout: these runs were made before each run recorded the machine's load (`load` in its "
             "meta.json), so no pair of runs is known to have shared the machine alike; timing.md lists each run's wall "
@@ -96,8 +158,7 @@ def minibatch_updates(algo: str, folder: Path) -> int | None:
     :return: the run's gradient steps, n_epochs * rollouts * minibatches per rollout (the algorithm's defaults where
         its entry sets none; PPO's ``target_kl`` may stop epochs early), or None without its ``config.yml``
     """
-    config = _config(folder)
-    if config is None:
+    if (config := _config(folder)) is None:
         return None
     defaults = inspect.signature(_algorithm(algo)).parameters
     n_steps, batch_size, n_epochs = (config.get(key, defaults[key].default) for key in ("n_steps", "batch_size", "n_epochs"))
@@ -122,6 +183,10 @@ def _parameters(algo: str, env_id: str, policy_kwargs: str | None, use_sde: bool
     return sum(parameter.numel() for parameter in model.policy.parameters())
 
 
+def _returns(folder: Path) -> np.ndarray:
+    return np.load(folder / "evaluations.npz")["results"].mean(axis=1)
+
+
 def first_reach(folder: Path, threshold: float) -> tuple[int | None, float | None]:
     """
     :return: the env steps and the wall time (s, where recorded) of the run's first evaluation at or above
@@ -132,8 +197,7 @@ def first_reach(folder: Path, threshold: float) -> tuple[int | None, float | Non
     reached = np.flatnonzero(means >= threshold)
     if len(reached) == 0:
         return None, None
-    times = meta(folder).get("evaluation_wall_s")
-    index = int(reached[0])
+    times, index = meta(folder).get("evaluation_wall_s"), int(reached[0])
     return int(data["timesteps"][index]), times[index] if times and len(times) == len(means) else None
 
 
@@ -152,7 +216,6 @@ def timing(
     """
     Write ``timing.md`` (and ``time_to_score.png`` where runs recorded their evaluations' times).
 
-    :param found: per (task, setting name), the finished runs' folders by seed
     :param algos: each setting's algorithm, by setting name
     :param ppo_finals: per task, PPO's mean final evaluation
     :param floors: per task, the score that counts as 0% (the random policy's; 0 where not measured)
@@ -166,17 +229,16 @@ def timing(
     updates: dict[tuple[str, str], float | None] = {}
     params: dict[tuple[str, str], int | None] = {}
     for (env_id, name), runs in found.items():
-        algo = algos[name]
-        counts = {seed: minibatch_updates(algo, folder) for seed, folder in runs.items()}
+        counts = {seed: minibatch_updates(algos[name], folder) for seed, folder in runs.items()}
         updates[(env_id, name)] = _mean(list(counts.values()))
-        params[(env_id, name)] = parameters(algo, env_id, next(iter(runs.values())))
+        params[(env_id, name)] = parameters(algos[name], env_id, next(iter(runs.values())))
         for seed, folder in sorted(runs.items()):
             record = meta(folder)
-            load = record.get("load", {}).get("samples")
-            mean_load = _mean([sample[1] for sample in load]) if load else None
-            lines.append(f"| {env_id} | {name} | {seed} | {record['wall_time_s'] / 60:.1f} | "
-                         f"{condition(folder) or 'not recorded'} | {_cell(mean_load, '.2f')} | {_cell(counts[seed], 'd')} | "
-                         f"{_cell(params[(env_id, name)], 'd')} |")  # fmt: skip
+            samples = record.get("load", {}).get("samples")
+            mean_load = _mean([sample[1] for sample in samples]) if samples else None
+            cells = [f"{record['wall_time_s'] / 60:.1f}", _condition(beside(folder)), _cell(mean_load, ".2f"),
+                     _cell(counts[seed], "d"), _cell(params[(env_id, name)], "d")]  # fmt: skip
+            lines.append(f"| {env_id} | {name} | {seed} | " + " | ".join(cells) + " |")
     lines += ["", "Minibatch updates: n_epochs x rollouts x minibatches per rollout, from the run's entry and budget (PPO's "
               "target_kl may end epochs early). Load condition: the most other trainings running beside the run when "
               f"sampled (every {SAMPLE_EVERY_S:.0f} s); 'not recorded' for runs made before the record.", ""]  # fmt: skip
@@ -195,12 +257,9 @@ def timing(
 
 
 def _time_to_score(
-    found: Found, ppo_finals: dict[str, float], floors: dict[str, float], shared: dict[str, str | None]
-) -> tuple[list[str], dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]]]:
-    """
-    :return: the time-to-score table's lines, and per (task, setting) each timed run's evaluations against its wall
-        time (min)
-    """
+    found: Found, ppo_finals: dict[str, float], floors: dict[str, float], shared: dict[str, int | None]
+) -> tuple[list[str], Curves]:
+    """:return: the time-to-score table's lines, and per (task, setting) each timed run's evaluations by wall time (min)"""
     lines = ["## Time to score", "",
              "The first evaluation at or above 50% and 90% of PPO's final score, (score - floor) / (PPO's mean final "
              "score - floor) with the random policy's score as the floor: env steps, mean over the runs that reach it "
@@ -208,7 +267,7 @@ def _time_to_score(
              "such run recorded its evaluations' times; '-': none reached it.", "",
              "| task | setting | " + " | ".join(f"{f:.0%}: env steps | {f:.0%}: wall time (min)" for f in FRACTIONS) + " |",
              "|---|---|" + "---|---|" * len(FRACTIONS)]  # fmt: skip
-    curves: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
+    curves: Curves = {}
     for (env_id, name), runs in found.items():
         if env_id not in ppo_finals or ppo_finals[env_id] <= floors[env_id]:
             continue
@@ -217,7 +276,7 @@ def _time_to_score(
             threshold = floors[env_id] + fraction * (ppo_finals[env_id] - floors[env_id])
             reached = {seed: first_reach(folder, threshold) for seed, folder in runs.items()}
             steps = [value[0] for value in reached.values() if value[0] is not None]
-            seconds = [reached[seed][1] for seed, folder in runs.items() if condition(folder) == shared[env_id]]
+            seconds = [reached[seed][1] for seed, folder in runs.items() if beside(folder) == shared[env_id]]
             minutes = _mean([None if value is None else value / 60 for value in seconds])
             reach = f"{_mean(steps):,.0f}" if steps else "never"
             cells.append(f"{reach} ({len(steps)}/{len(runs)}) | {_cell(minutes, '.1f') if steps else '-'}")
@@ -225,10 +284,6 @@ def _time_to_score(
         timed = {seed: meta(folder).get("evaluation_wall_s") for seed, folder in runs.items()}
         curves[(env_id, name)] = [(np.array(times) / 60, _returns(runs[seed])) for seed, times in timed.items() if times]
     return [*lines, ""], curves
-
-
-def _returns(folder: Path) -> np.ndarray:
-    return np.load(folder / "evaluations.npz")["results"].mean(axis=1)
 
 
 def _updates_statements(
@@ -241,19 +296,15 @@ def _updates_statements(
     """:return: per task and setting other than PPO, its updates and parameters against PPO's, and what its wall time says"""
     lines = ["## Updates against wall time", ""]
     for env_id in tasks:
-        ppo_updates, ppo_params, ppo_wall = (
-            updates.get((env_id, "ppo")),
-            params.get((env_id, "ppo")),
-            wall.get((env_id, "ppo")),
-        )
+        ppo = (env_id, "ppo")
         for key in [key for key in found if key[0] == env_id and key[1] != "ppo"]:
-            own_updates, own_params, own_wall = updates.get(key), params.get(key), wall.get(key)
+            own_updates, ppo_updates, own_wall, ppo_wall = updates.get(key), updates.get(ppo), wall.get(key), wall.get(ppo)
             if own_updates is None or ppo_updates is None:
                 continue
             text = f"- {env_id}, {key[1]}: {own_updates / ppo_updates:.2f}x PPO's minibatch updates ({own_updates:,.0f} "
             text += f"against {ppo_updates:,.0f})"
-            if own_params and ppo_params:
-                text += f", {own_params:,} parameters against {ppo_params:,}"
+            if params.get(key) and params.get(ppo):
+                text += f", {params[key]:,} parameters against {params[ppo]:,}"
             if own_wall is None or ppo_wall is None:
                 lines.append(text + "; wall time under the same load unknown.")
                 continue
@@ -265,12 +316,7 @@ def _updates_statements(
     return [*lines, ""]
 
 
-def _plot(
-    curves: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]],
-    ppo_finals: dict[str, float],
-    floors: dict[str, float],
-    path: Path,
-) -> None:
+def _plot(curves: Curves, ppo_finals: dict[str, float], floors: dict[str, float], path: Path) -> None:
     """Per task, each timed run's evaluation return against its wall time, with the 50% and 90% lines of PPO's score."""
     import matplotlib
 
