@@ -4,6 +4,7 @@ Train GPG on a Gymnasium task with a progress bar, then evaluate it: ``python -m
 
 import argparse
 import time
+from collections.abc import Callable
 
 import torch as th
 from stable_baselines3.common.evaluation import evaluate_policy
@@ -11,6 +12,24 @@ from stable_baselines3.common.evaluation import evaluate_policy
 from sb3_gpg import GPG, __version__
 from sb3_gpg.common.env_util import VEC_ENVS, check_env_id, make_vec_env_on
 from sb3_gpg.estimator.binning import BINNINGS
+
+
+def _at_least(minimum: int) -> Callable[[str], int]:
+    """
+    :param minimum: the smallest value the option takes
+    :return: argparse's ``type`` for an integer option, whose error names the bound
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
 
 
 def main(argv: list[str] | None = None) -> float:
@@ -25,10 +44,12 @@ def main(argv: list[str] | None = None) -> float:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("--env", default="CartPole-v1", help="Gymnasium environment id")
-    parser.add_argument("--timesteps", type=int, default=50_000, help="environment steps to train for")
-    parser.add_argument("--n-envs", type=int, default=1, help="parallel environments: the group is n_envs * n_steps samples")
+    parser.add_argument("--timesteps", type=_at_least(1), default=50_000, help="environment steps to train for")
+    parser.add_argument(
+        "--n-envs", type=_at_least(1), default=1, help="parallel environments: the group is n_envs * n_steps samples"
+    )
     parser.add_argument("--binning", default="time", choices=BINNINGS, help="which samples share a baseline")
-    parser.add_argument("--seed", type=int, default=0, help="seed of GPG and of the training envs")
+    parser.add_argument("--seed", type=_at_least(0), default=0, help="seed of GPG and of the training envs")
     parser.add_argument(
         "--vec-env",
         default="dummy",
@@ -36,17 +57,22 @@ def main(argv: list[str] | None = None) -> float:
         help="how the training envs are stepped: in this process, in subprocesses, or by EnvPool in C++ "
         '(pip install "sb3-gpg[envpool]"); evaluation always uses the Gymnasium env',
     )
-    parser.add_argument("--eval-episodes", type=int, default=20, help="episodes of the final evaluation")
+    parser.add_argument("--eval-episodes", type=_at_least(1), default=20, help="episodes of the final evaluation")
     parser.add_argument("--save", metavar="PATH", help="save the trained model to PATH.zip")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (0: torch's default, one per core)")
+    parser.add_argument(
+        "--num-threads",
+        type=int,
+        default=1,
+        help="torch threads: a small MLP on a CPU trains fastest on one, and more only contend, above all on a busy "
+        "machine (-1 or 0: torch's default, one per core; as sb3-gpg train's --num-threads)",
+    )
     args = parser.parse_args(argv)
     try:
         check_env_id(args.env)
     except ValueError as error:  # one line and argparse's exit status, as for a bad option, rather than a traceback
         parser.exit(2, f"{parser.prog}: error: {error}\n")
-    # An MLP on CPU is fastest on one thread: more only contend, badly so on a busy machine (RL Zoo's --num-threads)
-    if args.threads > 0:
-        th.set_num_threads(args.threads)
+    if args.num_threads > 0:
+        th.set_num_threads(args.num_threads)
 
     print(
         f"sb3-gpg {__version__}: training GPG on {args.env}, {args.timesteps} steps, {args.n_envs} env(s) "

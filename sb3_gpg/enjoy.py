@@ -3,4 +3,4 @@
 from sb3_gpg.zoo import run
 
 if __name__ == "__main__":
-    run("enjoy")
+    run("enjoy", program="python -m sb3_gpg.enjoy")

@@ -3,4 +3,4 @@
 from sb3_gpg.zoo import run
 
 if __name__ == "__main__":
-    run("record_video")
+    run("record_video", program="python -m sb3_gpg.record_video")

@@ -3,4 +3,4 @@
 from sb3_gpg.zoo import run
 
 if __name__ == "__main__":
-    run("train")
+    run("train", program="python -m sb3_gpg.train")

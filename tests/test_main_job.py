@@ -35,3 +35,31 @@ def test_unknown_env_is_one_line_with_argparse_status(env_id, message, capsys):
     captured = capsys.readouterr()
     assert captured.err == f"python -m sb3_gpg: error: {message}\n"
     assert captured.out == "", "nothing is trained or printed before the check"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--timesteps", "-5"], "argument --timesteps: must be at least 1, got -5"),
+        (["--timesteps", "0"], "argument --timesteps: must be at least 1, got 0"),
+        (["--n-envs", "0"], "argument --n-envs: must be at least 1, got 0"),
+        (["--eval-episodes", "0"], "argument --eval-episodes: must be at least 1, got 0"),
+        (["--seed", "-1"], "argument --seed: must be at least 0, got -1"),
+        (["--n-envs", "two"], "argument --n-envs: must be an integer, got 'two'"),
+    ],
+)
+def test_a_value_out_of_range_is_an_argparse_error(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[-1] == f"python -m sb3_gpg: error: {message}"
+    assert captured.out == "", "nothing is trained or printed before the check"
+
+
+def test_num_threads_is_named_as_in_sb3_gpg_train(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    flat = re.sub(r"\s+", " ", capsys.readouterr().out)
+    assert "--num-threads NUM_THREADS torch threads:" in flat and "(default: 1)" in flat.split("--num-threads", 2)[2]
+    assert "--threads" not in flat.replace("--num-threads", "")

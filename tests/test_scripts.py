@@ -153,7 +153,7 @@ def test_main_job_trains_on_one_torch_thread_unless_told_otherwise():
         th.set_num_threads(2)
         main(["--timesteps", "64", "--eval-episodes", "1"])
         assert th.get_num_threads() == 1
-        main(["--timesteps", "64", "--eval-episodes", "1", "--threads", "2"])
+        main(["--timesteps", "64", "--eval-episodes", "1", "--num-threads", "2"])
         assert th.get_num_threads() == 2
     finally:
         th.set_num_threads(1)

@@ -5,11 +5,13 @@ import inspect
 import os
 import subprocess
 import sys
+import warnings
 
 import gymnasium as gym
 import numpy as np
 import optuna
 import pytest
+import torch as th
 import yaml
 from gymnasium import spaces
 from rl_zoo3 import enjoy as zoo_enjoy
@@ -19,21 +21,26 @@ from rl_zoo3.callbacks import TrialEvalCallback
 from rl_zoo3.exp_manager import ExperimentManager
 from stable_baselines3.common.callbacks import EvalCallback
 from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import VecNormalize, sync_envs_normalization
 
+import sb3_gpg.zoo
 from sb3_gpg import GPG
 from sb3_gpg.zoo import (
     GPG_ALGOS,
     GPG_HYPERPARAMS,
     ZooError,
+    commands,
     convert_gpg_params,
     main,
     register_gpg,
+    run,
     sample_gpg_params,
     sample_gpg_rollout,
     searched_binnings,
 )
-from sb3_gpg.zoo.commands import _take_own_arguments, replaced
-from sb3_gpg.zoo.experiment import WindowedTrialEvalCallback, ZooExperimentManager
+from sb3_gpg.zoo.commands import _experiment_manager, _take_own_arguments
+from sb3_gpg.zoo.experiment import EnvPoolExperimentManager, ZooExperimentManager
+from sb3_gpg.zoo.extensions import WindowedTrialEvalCallback, replaced
 from sb3_gpg.zoo.registry import MAX_ROLLOUT_POW, SEARCHED_BINNINGS
 
 QUICK_TRAIN = ["--env", "CartPole-v1", "-n", "2048", "--eval-freq", "1024", "--eval-episodes", "2", "--seed", "0"]
@@ -225,11 +232,14 @@ def test_trial_score_is_the_mean_of_the_last_evaluations(window):
 def test_the_search_builds_its_trials_callback_with_the_window(tmp_path, monkeypatch):
     from rl_zoo3 import exp_manager
 
+    register_gpg()  # the search binds GPG's registered sampler to the env's observation space
     manager = ZooExperimentManager(
         argparse.Namespace(), "gpg", "CartPole-v1", str(tmp_path), optimize_hyperparameters=True, trial_score_window=3
     )
     seen = []
-    monkeypatch.setattr(ZooExperimentManager, "_optimize", lambda self: seen.append(exp_manager.TrialEvalCallback))
+    # rl_zoo3's search, which sb3_gpg's managers call last
+    search = lambda self: seen.append(exp_manager.TrialEvalCallback)  # noqa: E731
+    monkeypatch.setattr(ExperimentManager, "hyperparameters_optimization", search)
     manager.hyperparameters_optimization()
     # rl_zoo3's objective builds the callback its module names: the windowed one during the search, its own after
     assert seen[0].func is WindowedTrialEvalCallback and seen[0].keywords == {"window": 3}
@@ -414,6 +424,144 @@ def test_search_leaves_spatial_binnings_out_for_image_observations():
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     sampled = [sample_gpg_params(study.ask(), 2, 1, {}, binnings=searched_binnings(car_racing)) for _ in range(20)]
     assert {hyperparams["binning"] for hyperparams in sampled} == {"time", "universal"}
+
+
+COMMAND_HELP = [
+    ("train", []),
+    ("enjoy", []),
+    ("record_video", []),
+    ("record_training", []),
+    ("plots", ["train"]),
+    ("plots", ["all"]),
+]
+
+
+@pytest.mark.parametrize("command, before", COMMAND_HELP, ids=[" ".join([c, *b]) for c, b in COMMAND_HELP])
+# This module imports rl_zoo3.record_training, which the command runs as __main__ (a new process has not imported it)
+@pytest.mark.filterwarnings("ignore:'rl_zoo3.record_training' found in sys.modules:RuntimeWarning")
+def test_each_command_s_help_names_it(command, before, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run(command, [*before, "--help"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: {' '.join(['sb3-gpg', command, *before])} ")
+
+
+def test_python_m_names_its_module_in_the_help(capsys):
+    with pytest.raises(SystemExit):
+        run("train", ["--help"], program="python -m sb3_gpg.train")
+    assert capsys.readouterr().out.startswith("usage: python -m sb3_gpg.train ")
+
+
+def test_train_help_lists_sb3_gpg_s_options_and_defaults(capsys):
+    with pytest.raises(SystemExit):
+        run("train", ["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())  # argparse wraps the help lines
+    assert "--vec-env {dummy,subproc,envpool}" in help_text
+    assert "torch threads (default: 1: a small MLP" in help_text and "-1 or 0: torch's default" in help_text
+    assert "--eval-seed EVAL_SEED seed of the evaluation envs" in help_text
+    assert "--trial-score-window TRIAL_SCORE_WINDOW with -optimize" in help_text
+
+
+class Built(Exception):
+    """Raised where rl_zoo3's train builds its ExperimentManager: what train set up until then, without training."""
+
+
+@pytest.fixture
+def built(monkeypatch):
+    """:return: run train up to its ExperimentManager: the manager's keyword arguments and the torch threads then"""
+
+    def build(*_, **kwargs):
+        raise Built(kwargs, th.get_num_threads())
+
+    monkeypatch.setattr(commands, "_experiment_manager", build)
+
+    def train_until_built(*argv):
+        with pytest.raises(Built) as built_info:
+            run("train", ["--algo", "gpg", *argv])
+        return built_info.value.args
+
+    threads = th.get_num_threads()
+    yield train_until_built
+    th.set_num_threads(threads)
+
+
+def test_train_runs_on_one_torch_thread_unless_told_otherwise(built, capsys):
+    th.set_num_threads(2)
+    assert built()[1] == 1
+    assert built("--num-threads", "3")[1] == 3
+    assert built("--num-threads", "-1")[1] == 3  # torch's default: left as it is
+    assert "sb3-gpg train" not in capsys.readouterr().err
+
+
+def test_train_takes_vec_env_envpool_as_rl_zoo3_s_option(built, tmp_path):
+    pytest.importorskip("envpool")
+    assert built("--vec-env", "envpool")[0]["vec_env_type"] == "envpool"
+    # the ExperimentManager it then builds: EnvPool's, which hands rl_zoo3 a VecEnv type it knows
+    manager = _experiment_manager(argparse.Namespace(), "ppo", "CartPole-v1", str(tmp_path), vec_env_type="envpool")
+    assert isinstance(manager, EnvPoolExperimentManager)
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_envpool_training_and_gymnasium_evaluation_envs_suit_sb3_s_eval_callback(tmp_path, normalize):
+    pytest.importorskip("envpool")
+    manager = EnvPoolExperimentManager(
+        argparse.Namespace(), "gpg", "CartPole-v1", str(tmp_path), hyperparams={"normalize": normalize}, eval_freq=100,
+        verbose=0,
+    )  # fmt: skip
+    model, _ = manager.setup_experiment()
+    (callback,) = [callback for callback in manager.callbacks if isinstance(callback, EvalCallback)]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", "Training and eval env are not of the same type")
+        callback.init_callback(model)
+    # Each wrapper of the training envs has its counterpart in the evaluation envs': VecNormalize's statistics copy
+    sync_envs_normalization(model.get_env(), callback.eval_env)
+    assert isinstance(model.get_vec_normalize_env(), VecNormalize) is normalize
+
+
+def test_a_missing_rl_zoo3_names_the_extra(monkeypatch):
+    # As in an install without the zoo extra: every rl_zoo3 module unimportable, and sb3_gpg.zoo's modules that import
+    # it not imported yet
+    for name in [name for name in sys.modules if name == "rl_zoo3" or name.startswith("rl_zoo3.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    for name in ("commands", "experiment", "extensions"):
+        monkeypatch.delitem(sys.modules, f"sb3_gpg.zoo.{name}")
+        monkeypatch.delattr(sb3_gpg.zoo, name)
+    with pytest.raises(SystemExit) as exit_info:
+        run("train", ["--algo", "gpg"])
+    assert str(exit_info.value) == (
+        "sb3-gpg train: error: sb3-gpg train needs RL Zoo (no module named 'rl_zoo3'): pip install 'sb3-gpg[zoo]'"
+    )
+
+
+@pytest.mark.parametrize(
+    "command, argv, message",
+    [
+        (
+            "enjoy",
+            ["--algo", "gpg"],
+            "The rl-trained-agents/gpg folder was not found (no run of gpg on CartPole-v1 in rl-trained-agents/gpg): "
+            "pass -f with the folder sb3-gpg train wrote to (its -f, logs by default)",
+        ),
+        ("enjoy", ["--algo", "ppo"], "or set TRUST_REMOTE_CODE=True to download RL Zoo's pretrained ppo agent"),
+        (
+            "enjoy",
+            ["--algo", "gpg", "-f", "logs"],
+            "No model found for gpg on CartPole-v1, path: logs/gpg/CartPole-v1_2/CartPole-v1.zip (runs in logs/gpg: "
+            "CartPole-v1_1, CartPole-v1_2): check -f, --algo, --env and --exp-id (0: the latest run)",
+        ),
+        ("record_video", ["--algo", "gpg", "-f", "logs", "--exp-id", "3"], "The logs/gpg/CartPole-v1_3 folder was not"),
+        ("record_video", ["--algo", "gpg", "-f", "logs", "--exp-id", "1"], "No model found for gpg on CartPole-v1"),
+    ],
+)
+def test_no_model_to_load_is_one_line_naming_what_to_pass(command, argv, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TRUST_REMOTE_CODE", raising=False)
+    for run_id in (1, 2):  # runs without a model, as a training stopped early leaves
+        (tmp_path / "logs" / "gpg" / f"CartPole-v1_{run_id}").mkdir(parents=True)
+    with pytest.raises(SystemExit) as exit_info:
+        run(command, [*argv, "--no-render"] if command == "enjoy" else argv)
+    assert str(exit_info.value).startswith(f"sb3-gpg {command}: error: ")
+    assert message in str(exit_info.value) and "\n" not in str(exit_info.value)
 
 
 # What rl_zoo3 does that sb3_gpg.zoo works around: when one of these fails, rl_zoo3 changed and the workaround named

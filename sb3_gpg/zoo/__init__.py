@@ -6,17 +6,17 @@ RL Zoo has no plugin mechanism: its ``ALGOS``, ``HYPERPARAMS_SAMPLER`` and ``HYP
 ``hyperparams/<algo>.yml``. So, as RL Zoo's maintainers advise for new algorithms (see its SBX guide), this package
 adds ``gpg``, ``gpg_mask``, ``gpg_lstm`` and ``gpg_mask_lstm`` to those dicts (``registry``), trains through a subclass
 of rl_zoo3's ``ExperimentManager`` that defaults to the YAML shipped with sb3_gpg and checks the GPG-specific input so
-that mistakes give one-line errors (``experiment``), and otherwise hands over to rl_zoo3's scripts (``commands``,
-``plotting``).
-Every other algorithm keeps working through the same entry points.
+that mistakes give one-line errors (``experiment``), and otherwise hands over to rl_zoo3's scripts (``commands``).
+What it adds to rl_zoo3 for every algorithm (an evaluation seed, windowed trial scores, Optuna's tables created before
+the workers, PNG plots) is in ``extensions``. Every other algorithm keeps working through the same entry points.
+
+Only ``registry`` is imported here: the other modules import rl_zoo3, which the ``zoo`` extra installs, and ``run``
+names that extra where it is missing.
 """
 
 import difflib
 import sys
-from collections.abc import Callable
 
-from sb3_gpg.zoo.commands import enjoy, record_training, record_video, train
-from sb3_gpg.zoo.plotting import plots
 from sb3_gpg.zoo.registry import (
     GPG_ALGOS,
     GPG_HYPERPARAMS,
@@ -30,13 +30,9 @@ from sb3_gpg.zoo.registry import (
     searched_binnings,
 )
 
-COMMANDS: dict[str, Callable[[list[str]], None]] = {
-    "train": train,
-    "enjoy": enjoy,
-    "record_video": record_video,
-    "record_training": record_training,
-    "plots": plots,
-}
+COMMANDS = ("train", "enjoy", "record_video", "record_training", "plots")
+# The modules the zoo extra installs (setup.cfg), by import name: a command that misses one names the extra
+ZOO_EXTRA_MODULES = {"rl_zoo3", "optuna", "yaml", "requests", "seaborn", "scipy", "pandas", "matplotlib", "moviepy", "pygame"}
 
 __all__ = [
     "COMMANDS",
@@ -55,18 +51,28 @@ __all__ = [
 ]
 
 
-def run(command: str, argv: list[str] | None = None) -> None:
+def run(command: str, argv: list[str] | None = None, program: str | None = None) -> None:
     """
-    Run one RL Zoo command with GPG registered; a ``ZooError`` ends the process with a one-line message.
+    Run one RL Zoo command with GPG registered; a ``ZooError``, or a module of the zoo extra that is missing, ends the
+    process with a one-line message.
 
     :param command: one of ``COMMANDS``
     :param argv: its arguments (``sys.argv[1:]`` when None)
+    :param program: the name its usage and error messages give (``sb3-gpg <command>`` when None)
     """
-    register_gpg()
+    program = program or f"sb3-gpg {command}"
     try:
-        COMMANDS[command](sys.argv[1:] if argv is None else argv)
+        from sb3_gpg.zoo import commands
+
+        register_gpg()
+        getattr(commands, command)(sys.argv[1:] if argv is None else argv, program)
     except ZooError as error:
-        sys.exit(f"sb3-gpg {command}: error: {error}")
+        sys.exit(f"{program}: error: {error}")
+    except ModuleNotFoundError as error:
+        missing = (error.name or "").partition(".")[0]
+        if missing not in ZOO_EXTRA_MODULES:
+            raise
+        sys.exit(f"{program}: error: {program} needs RL Zoo (no module named {missing!r}): pip install 'sb3-gpg[zoo]'")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,57 +1,67 @@
 """
-rl_zoo3's train, enjoy, record_video and record_training scripts, run in this process with GPG registered. They read
-their arguments from ``sys.argv``; what else of rl_zoo3 is replaced while one runs is named where it is done.
+The ``sb3-gpg`` commands: rl_zoo3's train, enjoy, record_video, record_training and plot scripts, run in this process
+with GPG registered (``sb3_gpg.zoo.run`` registers it), under the command's name, with sb3_gpg's extra options and
+one-line errors for the mistakes rl_zoo3 answers with a traceback. What else of rl_zoo3 is replaced while one runs is
+named where it is done.
 """
 
 import argparse
 import contextlib
 import functools
 import importlib
+import io
 import os
 import runpy
 import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from sb3_gpg.common.env_util import check_env_id
+from sb3_gpg.common.env_util import VEC_ENVS, check_env_id
 from sb3_gpg.common.vec_env.envpool import check_envpool_env_id
 from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
 from sb3_gpg.gpg_mask_recurrent.gpg_mask_recurrent import MaskableRecurrentGPG
-from sb3_gpg.zoo.registry import ZooError
+from sb3_gpg.zoo.experiment import EnvPoolExperimentManager, ZooExperimentManager
+from sb3_gpg.zoo.extensions import plots, replaced, run_script, zoo_argparse
+from sb3_gpg.zoo.registry import GPG_ALGOS, ZooError
 
+__all__ = ["enjoy", "plots", "record_training", "record_video", "train"]
 
-@contextlib.contextmanager
-def replaced(mapping: MutableMapping[str, Any], key: str, value: Any) -> Iterator[None]:
-    """
-    Set ``mapping[key]`` to ``value`` for the block: ``vars(sys)["argv"]``, ``os.environ["PATH"]``, an rl_zoo3 name.
-
-    :param mapping: a dict, ``os.environ`` or a module's ``vars()``
-    :param key: the entry to set
-    :param value: its value within the block
-    """
-    saved = mapping[key]
-    mapping[key] = value
-    try:
-        yield
-    finally:
-        mapping[key] = saved
-
-
-def run_script(program: str, argv: list[str], script: Callable[[], Any]) -> None:
-    """
-    :param program: the name rl_zoo3's usage messages give
-    :param argv: the script's arguments
-    :param script: a function of rl_zoo3 that reads ``sys.argv``
-    """
-    with replaced(vars(sys), "argv", [program, *argv]):
-        script()
+# The train options sb3_gpg adds (any --algo); taken out of the arguments before rl_zoo3 parses them, and listed in
+# its --help
+OWN_TRAIN_OPTIONS: dict[str, dict[str, Any]] = {
+    "--eval-seed": dict(
+        type=int,
+        default=None,
+        help="seed of the evaluation envs (default: the training seed, as in RL Zoo, whose evaluation then starts from "
+        "the first training episodes' initial states)",
+    ),
+    "--trial-score-window": dict(
+        type=int,
+        default=1,
+        help="with -optimize, score each trial by the mean of its last N evaluations (default: 1, RL Zoo's: the last)",
+    ),
+}
+# Where rl_zoo3's train writes without -f
+TRAIN_LOG_FOLDER = "logs"
+# rl_zoo3's train options whose default, choices or help sb3_gpg changes
+CHANGED_TRAIN_OPTIONS: dict[str, dict[str, Any]] = {
+    "--num-threads": dict(
+        default=1,
+        help="torch threads (default: 1: a small MLP on a CPU trains fastest on one thread, and more only contend, "
+        "above all on a busy machine; -1 or 0: torch's default, one per core, as RL Zoo's train)",
+    ),
+    "--vec-env": dict(
+        choices=VEC_ENVS,
+        help="how the training envs are stepped: dummy (in this process), subproc (one process per env) or envpool "
+        "(EnvPool's C++ envs, pip install 'sb3-gpg[envpool]'); evaluation always uses Gymnasium's envs (default: dummy)",
+    ),
+}
 
 
 def _parse_early_arguments(argv: list[str]) -> argparse.Namespace:
@@ -99,9 +109,9 @@ def _take_own_arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]
         (``--trial-score-window``, 1 where not given), and the arguments for rl_zoo3, which knows neither
     :raises ZooError: for a window below 1
     """
-    parser = argparse.ArgumentParser(prog="sb3_gpg.train", add_help=False, allow_abbrev=False)
-    parser.add_argument("--eval-seed", type=int, default=None)
-    parser.add_argument("--trial-score-window", type=int, default=1)
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    for option, kwargs in OWN_TRAIN_OPTIONS.items():
+        parser.add_argument(option, **kwargs)
     own, rest = parser.parse_known_args(argv)
     if own.trial_score_window < 1:
         raise ZooError(
@@ -111,52 +121,114 @@ def _take_own_arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]
     return own, rest
 
 
-def train(argv: list[str]) -> None:
+def _experiment_manager(*args: Any, vec_env_type: str = "dummy", **kwargs: Any) -> ZooExperimentManager:
     """
-    ``rl_zoo3.train`` with GPG registered and checked (see ``ZooExperimentManager``); ``--vec-env envpool`` (any
-    ``--algo``) trains on EnvPool's envs and evaluates on Gymnasium's; ``--eval-seed N`` (any ``--algo``) seeds the
-    evaluation envs with N instead of the training seed; with ``-optimize``, ``--trial-score-window N`` (any
-    ``--algo``) scores each trial by the mean of its last N evaluations instead of the last one.
+    :param args: rl_zoo3's ``ExperimentManager`` arguments, as its train() passes them
+    :param vec_env_type: ``--vec-env``
+    :param kwargs: rl_zoo3's keyword arguments and sb3_gpg's (``eval_seed``, ``trial_score_window``)
+    :return: the ExperimentManager for ``--vec-env``: EnvPool's for ``envpool``, which rl_zoo3 does not know
+    """
+    manager = EnvPoolExperimentManager if vec_env_type == "envpool" else ZooExperimentManager
+    return manager(*args, vec_env_type=vec_env_type, **kwargs)
+
+
+def train(argv: list[str], program: str = "sb3-gpg train") -> None:
+    """
+    ``rl_zoo3.train`` with GPG registered and checked (see ``ZooExperimentManager``), one torch thread unless
+    ``--num-threads`` says otherwise; ``--vec-env envpool`` (any ``--algo``) trains on EnvPool's envs and evaluates on
+    Gymnasium's; ``--eval-seed N`` (any ``--algo``) seeds the evaluation envs with N instead of the training seed; with
+    ``-optimize``, ``--trial-score-window N`` (any ``--algo``) scores each trial by the mean of its last N evaluations
+    instead of the last one.
 
     :param argv: rl_zoo3's train arguments, ``--eval-seed`` and ``--trial-score-window``
+    :param program: the name the usage and error messages give
     :raises ZooError: for an unknown env, a missing entry, an unknown key, a bad GPG value or a bad
         ``--trial-score-window``
     """
     from rl_zoo3 import train as zoo_train
 
-    from sb3_gpg.zoo.experiment import EnvPoolExperimentManager, ZooExperimentManager
-
     own, argv = _take_own_arguments(argv)
     args = _parse_early_arguments(argv)
     _check_env(args.env, args.gym_packages)
-    manager = ZooExperimentManager
     if args.vec_env == "envpool":
         try:
             check_envpool_env_id(args.env)
         except (ImportError, ValueError) as error:
             raise ZooError(f"--vec-env envpool: {error}") from None
-        # rl_zoo3's --vec-env accepts dummy and subproc only: EnvPoolExperimentManager answers dummy with EnvPool
-        argv = [
-            "--vec-env=dummy" if arg == "--vec-env=envpool" else "dummy" if previous == "--vec-env" else arg
-            for previous, arg in zip(["", *argv], argv, strict=False)
-        ]
-        manager = EnvPoolExperimentManager
-    # rl_zoo3's train() takes no ExperimentManager: it builds the one its module names
-    with replaced(vars(zoo_train), "ExperimentManager", functools.partial(manager, **vars(own))):
-        run_script("sb3_gpg.train", argv, zoo_train.train)
+    # rl_zoo3's train() parses sys.argv with the argparse its module imported, and takes no ExperimentManager: it
+    # builds the one its module names
+    parser_module = zoo_argparse(program, CHANGED_TRAIN_OPTIONS, added=OWN_TRAIN_OPTIONS)
+    with (
+        replaced(vars(zoo_train), "argparse", parser_module),
+        replaced(vars(zoo_train), "ExperimentManager", functools.partial(_experiment_manager, **vars(own))),
+    ):
+        run_script(program, argv, zoo_train.train)
 
 
-def enjoy(argv: list[str]) -> None:
+def _check_model(argv: list[str], command: str) -> None:
+    """
+    Find the model that rl_zoo3's enjoy or record_video would load, where rl_zoo3 answers a missing one with a
+    traceback (enjoy first tries to download RL Zoo's pretrained agent from the Hugging Face hub, which has no GPG and
+    refuses to unpickle without ``TRUST_REMOTE_CODE=True``).
+
+    :param argv: the script's arguments
+    :param command: ``enjoy`` or ``record_video``
+    :raises ZooError: where no model is found, naming where it was looked for and what to pass
+    """
+    from huggingface_sb3 import EnvironmentName
+    from rl_zoo3.utils import get_model_path
+
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--env", default="CartPole-v1")
+    parser.add_argument("-f", "--folder", default="rl-trained-agents")
+    parser.add_argument("--algo", default="ppo")
+    parser.add_argument("--exp-id", type=int, default=0)
+    parser.add_argument("--load-best", action="store_true")
+    parser.add_argument("--load-checkpoint", type=int)
+    parser.add_argument("--load-last-checkpoint", action="store_true")
+    try:
+        args = parser.parse_known_args(argv)[0]
+    except SystemExit:  # a value of the wrong type: rl_zoo3's parser says which
+        return
+    model = (args.exp_id, args.folder, args.algo, EnvironmentName(args.env))
+    loading = (args.load_best, args.load_checkpoint, args.load_last_checkpoint)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # "Loading latest experiment": rl_zoo3 says it again
+            get_model_path(*model, *loading)
+        return
+    except (AssertionError, ValueError) as error:
+        missing = str(error)
+    default_folder = args.folder == "rl-trained-agents"
+    hub = command == "enjoy" and "rl-trained-agents" in args.folder and args.algo not in GPG_ALGOS  # as rl_zoo3 tests
+    if hub and os.environ.get("TRUST_REMOTE_CODE", "").lower() == "true":
+        return  # rl_zoo3 downloads the pretrained agent
+    log_path = Path(args.folder, args.algo)
+    runs = sorted(path.name for path in log_path.glob(f"{args.env}_*") if path.is_dir())
+    found = f"runs in {log_path}: {', '.join(runs)}" if runs else f"no run of {args.algo} on {args.env} in {log_path}"
+    if default_folder:
+        fix = f"pass -f with the folder sb3-gpg train wrote to (its -f, {TRAIN_LOG_FOLDER} by default)"
+        if hub:
+            fix += f", or set TRUST_REMOTE_CODE=True to download RL Zoo's pretrained {args.algo} agent"
+    else:
+        fix = "check -f, --algo, --env and --exp-id (0: the latest run)"
+    raise ZooError(f"{missing.rstrip('.')} ({found}): {fix}")
+
+
+def enjoy(argv: list[str], program: str = "sb3-gpg enjoy") -> None:
     """
     ``rl_zoo3.enjoy`` with GPG registered; ``--algo gpg_mask`` and ``gpg_mask_lstm`` predict every action with the
     env's masks (rl_zoo3 carries the LSTM states).
 
     :param argv: rl_zoo3's enjoy arguments
+    :param program: the name the usage and error messages give
+    :raises ZooError: where there is no model to load
     """
     from rl_zoo3 import enjoy as zoo_enjoy
     from rl_zoo3.utils import ALGOS
     from sb3_contrib.common.maskable.utils import get_action_masks
 
+    if not {"-h", "--help"} & set(argv):
+        _check_model(argv, "enjoy")
     # rl_zoo3's enjoy() predicts without action masks and keeps its env to itself: the env it makes is kept here, and
     # the maskable GPG it loads takes that env's masks
     envs: list[VecEnv] = []
@@ -184,19 +256,23 @@ def enjoy(argv: list[str]) -> None:
         replaced(ALGOS, "gpg_mask", PlayingMaskableGPG),
         replaced(ALGOS, "gpg_mask_lstm", PlayingMaskableRecurrentGPG),
     ):
-        run_script("sb3_gpg.enjoy", argv, zoo_enjoy.enjoy)
+        run_script(program, argv, zoo_enjoy.enjoy)
 
 
-def record_video(argv: list[str]) -> None:
+def record_video(argv: list[str], program: str = "sb3-gpg record_video") -> None:
     """
     ``rl_zoo3.record_video`` (a ``__main__`` script) run in this process, with GPG registered.
 
     :param argv: rl_zoo3's record_video arguments
+    :param program: the name the usage and error messages give
+    :raises ZooError: where there is no model to load
     """
-    run_script("sb3_gpg.record_video", argv, lambda: runpy.run_module("rl_zoo3.record_video", run_name="__main__"))
+    if not {"-h", "--help"} & set(argv):
+        _check_model(argv, "record_video")
+    run_script(program, argv, lambda: runpy.run_module("rl_zoo3.record_video", run_name="__main__"))
 
 
-def record_training(argv: list[str]) -> None:
+def record_training(argv: list[str], program: str = "sb3-gpg record_training") -> None:
     """
     ``rl_zoo3.record_training`` (a ``__main__`` script) run in this process, with GPG registered. It records each
     checkpoint with a ``python -m rl_zoo3.record_video`` subprocess and captions and joins the videos with ``ffmpeg``,
@@ -205,6 +281,7 @@ def record_training(argv: list[str]) -> None:
     imageio-ffmpeg (a moviepy dependency) ships.
 
     :param argv: rl_zoo3's record_training arguments
+    :param program: the name the usage and error messages give
     """
     with tempfile.TemporaryDirectory() as tools:
         python = Path(tools, "python")
@@ -219,6 +296,4 @@ def record_training(argv: list[str]) -> None:
 
             os.symlink(imageio_ffmpeg.get_ffmpeg_exe(), os.path.join(tools, "ffmpeg"))
         with replaced(os.environ, "PATH", tools + os.pathsep + os.environ["PATH"]):
-            run_script(
-                "sb3_gpg.record_training", argv, lambda: runpy.run_module("rl_zoo3.record_training", run_name="__main__")
-            )
+            run_script(program, argv, lambda: runpy.run_module("rl_zoo3.record_training", run_name="__main__"))

@@ -1,26 +1,22 @@
 """
-rl_zoo3's ``ExperimentManager`` with sb3_gpg's defaults and checks, and its EnvPool variant (``--vec-env envpool``).
+rl_zoo3's ``ExperimentManager`` with sb3_gpg's defaults and checks for GPG's algorithms (``ZooExperimentManager``), and
+its EnvPool variant (``--vec-env envpool``, any ``--algo``).
 """
 
 import argparse
 import functools
-import random
-import threading
-import time
 import warnings
 from typing import Any
 
-import numpy as np
-from rl_zoo3 import exp_manager
-from rl_zoo3.callbacks import SaveVecNormalizeCallback, TrialEvalCallback
-from rl_zoo3.exp_manager import ExperimentManager
+from rl_zoo3.callbacks import SaveVecNormalizeCallback
 from rl_zoo3.hyperparams_opt import HYPERPARAMS_SAMPLER
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
-from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper, VecMonitor
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
 from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
 from sb3_gpg.common.vec_env.envpool import make_envpool_env
-from sb3_gpg.zoo.commands import replaced
+from sb3_gpg.zoo.extensions import ExtendedExperimentManager
 from sb3_gpg.zoo.registry import (
     GPG_ALGOS,
     ZooError,
@@ -35,105 +31,19 @@ from sb3_gpg.zoo.registry import (
 MASKED_EVALUATION = {"gpg_mask": MaskableEvalCallback, "gpg_mask_lstm": MaskableRecurrentEvalCallback}
 
 
-def init_storage(storage: str, attempts: int = 10) -> None:
+class ZooExperimentManager(ExtendedExperimentManager):
     """
-    Create the tables of an Optuna RDB storage (SQLite, PostgreSQL, MySQL URL), retrying while another worker does
-    the same: workers started together on a new database otherwise race on the schema and all but one fail.
-
-    :param storage: an SQLAlchemy URL; journal files (``*.log``) need no set-up
-    :param attempts: how many times to try
-    """
-    import sqlalchemy.exc
-    from optuna.storages import RDBStorage
-
-    if storage.endswith(".log"):
-        return
-    for attempt in range(attempts):
-        try:
-            RDBStorage(storage)
-            return
-        except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.OperationalError):
-            if attempt == attempts - 1:
-                raise
-            time.sleep(0.2 + random.random())
-
-
-class WindowedTrialEvalCallback(TrialEvalCallback):
-    """
-    rl_zoo3's ``TrialEvalCallback`` whose score, what it reports to the pruner and what the trial is worth, is the mean
-    of the last ``window`` evaluations (of those so far, early on) instead of the last one: where one evaluation's
-    return jumps with a fall or a lucky episode, a trial's rank then says more about its setting.
-
-    :param window: how many evaluations the score averages; 1 gives rl_zoo3's score
+    rl_zoo3's ``ExperimentManager`` with sb3_gpg's extensions (``ExtendedExperimentManager``: ``eval_seed``,
+    ``trial_score_window``); for sb3_gpg's algorithms (``GPG_ALGOS``) it defaults to sb3_gpg's hyperparameter file,
+    checks the entry, evaluates ``gpg_mask`` and ``gpg_mask_lstm`` with action masks and searches the binnings that
+    suit the observations. Other algorithms run as rl_zoo3 runs them.
     """
 
-    def __init__(self, *args: Any, window: int = 1, **kwargs: Any):
-        self.window = window
-        self.scores: list[float] = []
-        super().__init__(*args, **kwargs)
-        self.scores.clear()  # EvalCallback's initial -inf is no evaluation
-        # Each trial says how it was scored: a study resumed with another window mixes scores that do not compare
-        self.trial.set_user_attr("score_window", window)
-
-    # EvalCallback sets last_mean_reward after each evaluation, and TrialEvalCallback and rl_zoo3's objective read it
-    @property
-    def last_mean_reward(self) -> float:
-        return float(np.mean(self.scores[-self.window :])) if self.scores else -np.inf
-
-    @last_mean_reward.setter
-    def last_mean_reward(self, value: float) -> None:
-        self.scores.append(value)
-
-
-class ZooExperimentManager(ExperimentManager):
-    """
-    rl_zoo3's ``ExperimentManager`` (same arguments); for sb3_gpg's algorithms (``GPG_ALGOS``) it defaults to
-    sb3_gpg's hyperparameter file, checks the entry, evaluates ``gpg_mask`` and ``gpg_mask_lstm`` with action masks and
-    searches the binnings that suit the observations. Other algorithms run as rl_zoo3 runs them.
-
-    :param eval_seed: the seed of the evaluation envs (``--eval-seed``); None: the training seed, as in rl_zoo3, whose
-        evaluation then starts from the first training episode's initial states
-    :param trial_score_window: with ``-optimize``, a trial's score is the mean of its last this many evaluations
-        (``--trial-score-window``, any ``--algo``); 1: rl_zoo3's, the last evaluation
-    :raises ZooError: for a window above 1 without ``-optimize``
-    """
-
-    def __init__(
-        self,
-        args: argparse.Namespace,
-        algo: str,
-        *zoo_args: Any,
-        config: str | None = None,
-        eval_seed: int | None = None,
-        trial_score_window: int = 1,
-        **kwargs: Any,
-    ):
+    def __init__(self, args: argparse.Namespace, algo: str, *zoo_args: Any, config: str | None = None, **kwargs: Any):
         if algo in GPG_ALGOS and config is None:
             # Saved in args.yml as the file the run used
             config = args.conf_file = str(GPG_ALGOS[algo][1])
-        self.eval_seed = args.eval_seed = eval_seed
-        self.trial_score_window = args.trial_score_window = trial_score_window
-        # mypy cannot tell that *zoo_args stops before config (mypy#6799)
-        super().__init__(args, algo, *zoo_args, config=config, **kwargs)  # type: ignore[misc]
-        if trial_score_window > 1 and not self.optimize_hyperparameters:
-            raise ZooError(
-                f"--trial-score-window {trial_score_window} scores the trials of a search: add -optimize, or leave it out"
-            )
-
-    # -optimize --n-jobs N makes envs from N threads, and create_envs swaps attributes the others read (re-entrant:
-    # subclasses hold it around their own swaps)
-    _create_envs_lock = threading.RLock()
-
-    def create_envs(self, n_envs: int, eval_env: bool = False, no_log: bool = False) -> VecEnv:
-        with self._create_envs_lock:
-            if not eval_env or self.eval_seed is None:
-                return super().create_envs(n_envs, eval_env=eval_env, no_log=no_log)
-            # rl_zoo3 seeds every env it makes with self.seed
-            seed, self.seed = self.seed, self.eval_seed
-            try:
-                return super().create_envs(n_envs, eval_env=True, no_log=no_log)
-            finally:
-                self.seed = seed
+        super().__init__(args, algo, *zoo_args, config=config, **kwargs)
 
     def read_hyperparameters(self) -> tuple[dict[str, Any], dict[str, Any]]:
         if self.algo not in GPG_ALGOS:
@@ -175,16 +85,8 @@ class ZooExperimentManager(ExperimentManager):
             )
 
     def hyperparameters_optimization(self) -> None:
-        # rl_zoo3's objective builds the callback its module names
-        trial_callback = functools.partial(WindowedTrialEvalCallback, window=self.trial_score_window)
-        with replaced(vars(exp_manager), "TrialEvalCallback", trial_callback):
-            return self._optimize()
-
-    def _optimize(self) -> None:
         if self.algo not in GPG_ALGOS:
             return super().hyperparameters_optimization()
-        if self.storage is not None:
-            init_storage(self.storage)
         # rl_zoo3's objective gives the sampler no observation space: this study's is bound to the env's
         env = self.create_envs(1, no_log=True)
         self._searched_space = env.observation_space
@@ -218,11 +120,36 @@ class ZooExperimentManager(ExperimentManager):
         return hyperparams
 
 
+class VecMonitorSlot(VecEnvWrapper):
+    """
+    A wrapper that changes nothing, in the Gymnasium evaluation envs of an EnvPool run where the EnvPool training envs
+    have their ``VecMonitor`` (``EnvPoolMonitor``, a subclass): SB3's ``EvalCallback`` warns when the training envs
+    are not an instance of the evaluation envs' type, and copies ``VecNormalize``'s statistics by walking the two
+    wrapper chains in step, which fails where one chain is a wrapper longer. Evaluation returns stay ``Monitor``'s.
+    """
+
+    def reset(self) -> Any:
+        return self.venv.reset()
+
+    def step_wait(self) -> VecEnvStepReturn:
+        return self.venv.step_wait()
+
+
+class EnvPoolMonitor(VecMonitor, VecMonitorSlot):
+    """SB3's ``VecMonitor`` (its behaviour, unchanged), of the type ``VecMonitorSlot`` holds the place of."""
+
+
 class EnvPoolExperimentManager(ZooExperimentManager):
     """
     ``ZooExperimentManager`` whose training envs come from EnvPool (with the run's ``monitor.csv``, for
     ``plots train``); evaluation envs stay Gymnasium's, so that scores are measured on the reference env.
+
+    :param vec_env_type: ``envpool`` (rl_zoo3's ``--vec-env``, which sb3_gpg lets take it)
     """
+
+    def __init__(self, *args: Any, vec_env_type: str = "envpool", **kwargs: Any):
+        # rl_zoo3 looks up dummy and subproc only; create_envs below replaces the class it finds
+        super().__init__(*args, vec_env_type="dummy", **kwargs)
 
     def create_envs(self, n_envs: int, eval_env: bool = False, no_log: bool = False) -> VecEnv:
         # rl_zoo3 makes every env as self.vec_env_class(env_fns, **self.vec_env_kwargs) (its hook for special VecEnvs,
@@ -230,14 +157,24 @@ class EnvPoolExperimentManager(ZooExperimentManager):
         monitor_dir = None if eval_env or no_log else self.save_path
         with self._create_envs_lock:
             # rl_zoo3 leaves it unannotated (inferred as ABCMeta); any VecEnv maker does
-            self.vec_env_class = DummyVecEnv if eval_env else functools.partial(self._make_envpool_env, monitor_dir)  # type: ignore[assignment]
+            self.vec_env_class = self._make_eval_env if eval_env else functools.partial(self._make_envpool_env, monitor_dir)  # type: ignore[assignment]
             return super().create_envs(n_envs, eval_env=eval_env, no_log=no_log)
+
+    @staticmethod
+    def _make_eval_env(env_fns: list, **kwargs: Any) -> VecEnv:
+        """
+        :param env_fns: rl_zoo3's Gymnasium env makers
+        :param kwargs: rl_zoo3's ``vec_env_kwargs``
+        :return: their DummyVecEnv, in the wrapper that matches the training envs' ``EnvPoolMonitor``
+        """
+        return VecMonitorSlot(DummyVecEnv(env_fns, **kwargs))
 
     def _make_envpool_env(self, monitor_dir: str | None, env_fns: list, **_: Any) -> VecEnv:
         """
         :param monitor_dir: where ``monitor.csv`` goes, None for no log
         :param env_fns: rl_zoo3's Gymnasium env makers: only their number is used
-        :return: EnvPool's envs for training
+        :return: EnvPool's envs for training, in a ``VecMonitor`` where the run keeps a log and a ``VecMonitorSlot``
+            otherwise (both change nothing in training)
         """
         if self.env_wrapper is not None:
             raise ZooError(
@@ -246,7 +183,7 @@ class EnvPoolExperimentManager(ZooExperimentManager):
             )
         env = make_envpool_env(self.env_name.gym_id, n_envs=len(env_fns), seed=self.seed, **self.env_kwargs)
         if monitor_dir is None:
-            return env
+            return VecMonitorSlot(env)
         with warnings.catch_warnings():  # "already wrapped with a Monitor": both write the same episode statistics
             warnings.simplefilter("ignore", UserWarning)
-            return VecMonitor(env, filename=monitor_dir)
+            return EnvPoolMonitor(env, filename=monitor_dir)
