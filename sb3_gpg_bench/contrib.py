@@ -1,6 +1,7 @@
 """
-What the comparisons with sb3-contrib's algorithms share (``scripts/benchmark_contrib.py``,
-``scripts/benchmark_mask_recurrent.py``): each run's footprint in its rows, and the cells of their tables.
+What the comparisons with sb3-contrib's algorithms share (``scripts/small_grids.py contrib`` and ``mask-recurrent``):
+each run's footprint in its rows, and the cells of their tables. Runs made before the footprint recorded the rollout
+buffer and the peak memory (no ``buffer_mb`` in their rows) get tables without those columns.
 """
 
 import resource
@@ -16,24 +17,33 @@ from sb3_gpg_bench.experiments import read_csv
 COLUMNS = ("final", "last 3", "s / iter", "invalid", "parameters", "buffer MB", "peak MB")
 
 
-def table_key(evaluation: str, invalid: str, threads: str = "one torch thread") -> str:
+def has_memory(found: list[tuple[tuple[str, str], list[list[dict]]]]) -> bool:
+    """:return: whether the runs (``cells``) recorded their rollout buffer and peak memory"""
+    return any("buffer_mb" in rows[-1] for _, runs in found for rows in runs)
+
+
+def table_key(evaluation: str, invalid: str, threads: str = "one torch thread", memory: bool = True) -> str:
     """
     :param evaluation: how the runs are evaluated
     :param invalid: what the *invalid* column counts
     :param threads: how the runs shared the machine
+    :param memory: whether the table has the memory columns
     :return: the sentence under a table's title that says what its cells are
     """
-    return (
+    key = (
         f"{evaluation}; mean +- std over training seeds (n). *last 3*: mean of the last three evaluations; *s / iter*: "
-        f"training wall time per iteration (rollout and update, {threads}); *invalid*: {invalid}; *buffer MB*: the "
-        "rollout buffer's arrays; *peak MB*: peak resident memory of the run's process (python, torch and the envs "
-        "included), mean over seeds."
+        f"training wall time per iteration (rollout and update, {threads}); *invalid*: {invalid}"
     )
+    if not memory:
+        return key + (". No memory columns: these runs predate the benchmark's recording of the rollout buffer's size "
+                      "and the process's peak memory, so their run files hold neither.")  # fmt: skip
+    return key + ("; *buffer MB*: the rollout buffer's arrays; *peak MB*: peak resident memory of the run's process "
+                  "(python, torch and the envs included), mean over seeds.")  # fmt: skip
 
 
-def table_head(first_columns: list[str]) -> list[str]:
-    """:return: the header and separator lines of a table of ``first_columns`` then ``COLUMNS``"""
-    columns = [*first_columns, *COLUMNS]
+def table_head(first_columns: list[str], memory: bool = True) -> list[str]:
+    """:return: the header and separator lines of a table of ``first_columns`` then ``COLUMNS`` (less the memory ones)"""
+    columns = [*first_columns, *(COLUMNS if memory else COLUMNS[:-2])]
     return ["| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
 
 
@@ -61,21 +71,24 @@ def cells(runs_dir: Path, algos: list[str] | tuple[str, ...]) -> list[tuple[tupl
     return sorted(found.items(), key=lambda item: (item[0][0], algos.index(item[0][1])))
 
 
-def cell_row(runs: list[list[dict]], invalid_key: str, digits: int, buffer_digits: int) -> str:
+def cell_row(runs: list[list[dict]], invalid_key: str, digits: int, buffer_digits: int, memory: bool = True) -> str:
     """
     :param runs: the rows of each run of a cell
     :param invalid_key: the column counting what the runs did wrong in training
     :param digits: the evaluations' decimals
     :return: the table's cells, over the runs: final evaluation and mean of the last three (mean +- std), training
-        seconds per iteration, the sum of ``invalid_key``, the policy's parameters, rollout buffer and peak memory (MB)
+        seconds per iteration, the sum of ``invalid_key``, the policy's parameters, and with ``memory`` the rollout
+        buffer and peak memory (MB)
     """
     final = [rows[-1]["eval_mean"] for rows in runs]
     last = [np.mean([row["eval_mean"] for row in rows[-3:]]) for rows in runs]
     per_iteration = np.mean([float(rows[-1]["train_seconds"]) / rows[-1]["iteration"] for rows in runs])
     invalid = sum(int(rows[-1][invalid_key]) for rows in runs)
-    buffer, peak = (np.mean([float(rows[-1].get(key, "nan")) for rows in runs]) for key in ("buffer_mb", "peak_rss_mb"))
-    return (
+    text = (
         f"{np.mean(final):.{digits}f} +- {np.std(final):.{digits}f} | {np.mean(last):.{digits}f} +- "
-        f"{np.std(last):.{digits}f} | {per_iteration:.3f} | {invalid} | {int(runs[0][-1]['parameters'])} | "
-        f"{buffer:.{buffer_digits}f} | {peak:.0f}"
+        f"{np.std(last):.{digits}f} | {per_iteration:.3f} | {invalid} | {int(runs[0][-1]['parameters'])}"
     )
+    if not memory:
+        return text
+    buffer, peak = (np.mean([float(rows[-1].get(key, "nan")) for rows in runs]) for key in ("buffer_mb", "peak_rss_mb"))
+    return f"{text} | {buffer:.{buffer_digits}f} | {peak:.0f}"

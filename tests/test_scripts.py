@@ -3,6 +3,7 @@
 import argparse
 import json
 import runpy
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -245,13 +246,26 @@ def test_paper_benchmark_lr_schedule_override():
 )
 @pytest.mark.slow
 def test_contrib_benchmark_smoke(tmp_path, family, envs, algos):
-    args = [str(SCRIPTS / "benchmark_contrib.py"), "--family", family, "--envs", *envs, "--algos", *algos, "--seeds", "0",
-            "--jobs", "1", "--iterations", "2", "--n-steps", "16", "--out", "out"]  # fmt: skip
+    args = [str(SCRIPTS / "small_grids.py"), "contrib", "--family", family, "--envs", *envs, "--algos", *algos, "--seeds",
+            "0", "--jobs", "1", "--iterations", "2", "--n-steps", "16", "--out", "out"]  # fmt: skip
     assert f"{2 * len(envs)} runs, 0 already done, {2 * len(envs)} to run" in run(*args, cwd=tmp_path)
     results = (tmp_path / "out" / "results.md").read_text()
     assert all(f"| {env} | {algo} | 1 |" in results for env in envs for algo in algos)
     assert (tmp_path / "out" / "curves.png").stat().st_size > 10_000
     assert "already done, 0 to run" in run(*args, cwd=tmp_path)
+
+
+@pytest.mark.parametrize(
+    "command, folder",
+    [(["contrib", "--family", "maskable"], "maskable"), (["contrib", "--family", "recurrent"], "recurrent"),
+     (["mask-recurrent"], "mask_recurrent"), (["tiny-budgets"], "tiny_budgets")],
+)  # fmt: skip
+def test_small_grids_reports_regenerate_the_committed_tables(tmp_path, command, folder):
+    committed = SCRIPTS.parent / "benchmarks" / folder
+    out = tmp_path / folder
+    shutil.copytree(committed, out, ignore=shutil.ignore_patterns("*.png", "results.md"))
+    run(str(SCRIPTS / "small_grids.py"), *command, "--report-only", "--out", str(out), cwd=tmp_path)
+    assert (out / "results.md").read_text() == (committed / "results.md").read_text()
 
 
 def test_long_horizon_study_compares_with_ppo_on_the_same_seeds():
