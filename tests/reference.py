@@ -33,8 +33,9 @@ class ReferenceGPG:
     :param advantage_scale: "none" or "bin_std"
     :param gae_lambda: GAE's lambda over the baselines (1: Monte-Carlo advantages)
     :param baseline: "bins", "linear" or "knn"
-    :param baseline_kwargs: n_folds, ridge (linear), n_neighbors and max_samples (knn: every ceil(n / max_samples)-th
-        training sample is searched)
+    :param baseline_kwargs: n_folds, ridge, memory and recency (linear), n_neighbors and max_samples (knn: every
+        ceil(n / max_samples)-th training sample is searched); with memory K, the linear fit also reads the group
+        samples of the last K rollouts fed, the one k rollouts back each weighing recency ** k
     """
 
     def __init__(
@@ -61,8 +62,11 @@ class ReferenceGPG:
         self.advantage_scale = advantage_scale
         self.gae_lambda = gae_lambda
         self.baseline = baseline
-        self.baseline_kwargs = {"n_folds": 2, "ridge": 1e-5, "n_neighbors": 16, "max_samples": 1024, **(baseline_kwargs or {})}
+        self.baseline_kwargs = {"n_folds": 2, "ridge": 1e-5, "n_neighbors": 16, "max_samples": 1024, "memory": 0,
+                                "recency": 1.0, **(baseline_kwargs or {})}  # fmt: skip
         self.time_of_next_step = [0] * n_envs
+        # the (features, return) pairs of the group samples of each rollout remembered, oldest first
+        self.memory = []
 
     def key(self, binning, obs, time, step):
         if binning == "universal":
@@ -200,6 +204,12 @@ class ReferenceGPG:
                         for step, env in t:
                             query = self.features(observations[step][env], times[step][env])
                             baselines[step][env] = self.fitted_value(train, query, scale_rows=group_features)
+        if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0:
+            samples = [(step, env) for t in trajectories for step, env in t if in_group[step][env]]
+            remembered = [
+                (self.features(observations[step][env], times[step][env]), returns[step][env]) for step, env in samples
+            ]
+            self.memory = [*self.memory, remembered][-self.baseline_kwargs["memory"] :]
         if self.gae_lambda == 1.0:
             return returns, baselines, (returns - baselines) / scales, in_group
         advantages = np.zeros((n_steps, self.n_envs))
@@ -235,13 +245,17 @@ class ReferenceGPG:
         """
         if self.baseline == "linear":
             size = len(query)
-            gram = [[sum(x[i] * x[j] for x, _ in train) + (self.baseline_kwargs["ridge"] if i == j else 0.0)
+            # this rollout's samples weigh 1, the remembered rollout k rollouts back recency ** k
+            rows = [(x, y, 1.0) for x, y in train]
+            for age, rollout in enumerate(reversed(self.memory), start=1):
+                rows += [(x, y, self.baseline_kwargs["recency"] ** age) for x, y in rollout]
+            gram = [[sum(w * x[i] * x[j] for x, _, w in rows) + (self.baseline_kwargs["ridge"] if i == j else 0.0)
                      for j in range(size)] for i in range(size)]  # fmt: skip
-            moments = [sum(x[i] * y for x, y in train) for i in range(size)]
+            moments = [sum(w * x[i] * y for x, y, w in rows) for i in range(size)]
             weights = np.linalg.solve(np.array(gram), np.array(moments))
             prediction = sum(w * q for w, q in zip(weights, query, strict=True))
             # no value outside the returns fitted on
-            return min(max(prediction, min(y for _, y in train)), max(y for _, y in train))
+            return min(max(prediction, min(y for _, y, _ in rows)), max(y for _, y, _ in rows))
         rows = [x for x, _ in train] if scale_rows is None else scale_rows
         means = [sum(row[i] for row in rows) / len(rows) for i in range(len(query))]
         stds = [(sum((row[i] - means[i]) ** 2 for row in rows) / len(rows)) ** 0.5 or 1.0 for i in range(len(query))]

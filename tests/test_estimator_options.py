@@ -67,3 +67,29 @@ def test_a_rollout_gets_the_references_advantages(algorithm: Algorithm, options,
     np.testing.assert_allclose(buffer.advantages, np.where(in_group, advantages, 0.0), rtol=1e-4, atol=1e-4)
     np.testing.assert_array_equal(buffer.in_loss, None if in_group.all() else in_group.T.reshape(-1))
     assert np.abs(buffer.advantages).max() > 0  # the rollout gives a signal to check
+
+
+@pytest.mark.parametrize("truncated_returns", ["bootstrap", "mask"])
+def test_the_linear_baselines_memory_gets_the_references_baselines_rollout_after_rollout(
+    algorithm: Algorithm, truncated_returns
+):
+    options = dict(baseline="linear", baseline_kwargs=dict(memory=2, recency=0.5), truncated_returns=truncated_returns)
+    model = algorithm.cls(
+        algorithm.policy(), algorithm.env(), seed=3, gamma=GAMMA, gae_lambda=0.9, **options, **algorithm.small
+    )
+    reference = ReferenceGPG(model.n_envs, GAMMA, "time", gae_lambda=0.9, **options)
+    buffer = collect_rollout(model)
+    forgetful = ReferenceGPG(model.n_envs, GAMMA, "time", gae_lambda=0.9, **{**options, "baseline_kwargs": {}})
+    for rollout in range(4):  # the fourth remembers the second and third
+        if rollout:
+            model.collect_rollouts(model.env, model._setup_learn(0, None, reset_num_timesteps=False)[1], buffer, model.n_steps)
+        last_dones = model._last_episode_starts.astype(bool)
+        args = (buffer.observations, buffer.rewards, buffer.episode_starts, last_dones, model._last_obs)
+        returns, baselines, advantages, in_group = reference.advantages(*args)
+        np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(buffer.values[in_group], baselines[in_group], rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(buffer.advantages, np.where(in_group, advantages, 0.0), rtol=1e-4, atol=1e-4)
+        assert len(buffer.baseline_memory) == min(rollout + 1, 2)
+        # without the memory, the baselines differ from the second rollout on
+        _, without_memory, _, _ = forgetful.advantages(*args)
+        assert (rollout > 0) == bool(np.abs(without_memory - baselines)[in_group].max() > 1e-3)

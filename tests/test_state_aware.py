@@ -149,6 +149,10 @@ def test_the_fitted_baselines_explain_a_return_that_depends_on_the_state():
         (dict(baseline="linear", baseline_kwargs={"n_folds": 1}), "at least 2"),
         (dict(baseline="knn", baseline_kwargs={"n_neighbors": 0}), "at least 1"),
         (dict(baseline="linear", baseline_kwargs={"ridge": -1.0}), "must be positive"),
+        (dict(baseline="linear", baseline_kwargs={"memory": -1}), r"memory'\] must be at least 0"),
+        (dict(baseline="linear", baseline_kwargs={"memory": 2.0}), "must be an integer"),
+        (dict(baseline="linear", baseline_kwargs={"recency": 0.0}), r"recency'\] must be in \(0, 1\]"),
+        (dict(baseline="knn", baseline_kwargs={"memory": 4}), "not arguments of baseline='knn'"),
         (dict(gae_lambda=1.5), r"gae_lambda must be in \[0, 1\]"),
     ],
 )
@@ -174,15 +178,19 @@ def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
         masked = lambda: ActionMasker(gym.make("CartPole-v1"), lambda _: np.array([True, False]))  # noqa: E731
         env = make_vec_env(masked, n_envs=2, seed=0)
     model = algorithm(
-        policy, env, n_steps=32, batch_size=32, gae_lambda=0.9, baseline="linear", baseline_kwargs={"ridge": 0.5}
+        policy, env, n_steps=32, batch_size=32, gae_lambda=0.9, baseline="linear", baseline_kwargs={"ridge": 0.5, "memory": 3}
     )
-    model.learn(64)
+    model.learn(128)
+    assert len(model.rollout_buffer.baseline_memory) == 2
     model.save(tmp_path / "model")
     loaded = algorithm.load(tmp_path / "model", env=env)
-    assert (loaded.gae_lambda, loaded.baseline, loaded.baseline_kwargs) == (0.9, "linear", {"ridge": 0.5})
-    assert loaded.rollout_buffer.baseline_kwargs == {"n_folds": 2, "ridge": 0.5}
+    assert (loaded.gae_lambda, loaded.baseline, loaded.baseline_kwargs) == (0.9, "linear", {"ridge": 0.5, "memory": 3})
+    assert loaded.rollout_buffer.baseline_kwargs == {"n_folds": 2, "ridge": 0.5, "memory": 3, "recency": 1.0}
     assert loaded.rollout_buffer.gae_lambda == 0.9
+    # the memory is not saved (SB3 saves no rollouts): the loaded model's starts empty and refills
+    assert len(loaded.rollout_buffer.baseline_memory) == 0 and loaded.rollout_buffer.baseline_memory.maxlen == 3
     loaded.learn(64)
+    assert len(loaded.rollout_buffer.baseline_memory) == 1
 
 
 def test_the_default_is_the_monte_carlo_path():

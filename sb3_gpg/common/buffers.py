@@ -1,3 +1,4 @@
+from collections import deque
 from collections.abc import Generator
 from typing import Any
 
@@ -10,6 +11,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 from sb3_gpg.common.observation_space import box_keys, check_observation_binning, flat_obs_dim
 from sb3_gpg.estimator import GROUP_OPTION_NAMES, GroupOptions, estimate
+from sb3_gpg.estimator.baseline_memory import NormalEquations
 from sb3_gpg.estimator.returns import episode_times
 
 
@@ -22,7 +24,8 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
     hands them to the estimator (``sb3_gpg.estimator.estimate``), after which ``returns`` holds the returns, ``values``
     the baselines and ``advantages`` their difference (or, with ``gae_lambda`` < 1, GAE's lambda-return over the
     baselines). The episode time of every sample (``episode_times``) is derived from the ``episode_start`` flags in
-    ``compute_returns_and_advantage`` too, and carries across rollouts.
+    ``compute_returns_and_advantage`` too, and carries across rollouts, as does the linear baseline's memory of the last
+    rollouts (``baseline_kwargs["memory"]``), which is not saved with a model: a loaded model's refills.
 
     :param buffer_size: Number of steps per env in a rollout (n_steps)
     :param observation_space: Observation space
@@ -62,6 +65,9 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         # Episode time of the next sample of each env; carried across rollouts, so not cleared by reset()
         self._next_episode_times = np.zeros(n_envs, dtype=np.int64)
         self._episode_times_computed = False
+        self.baseline_memory: deque[NormalEquations] = deque(
+            maxlen=(self.group_options.baseline_kwargs or {}).get("memory", 0)
+        )
         self.pos = 0  # read by reset(), which the parent's __init__ calls
         self.group_stats: dict[str, float] = {}
         # Samples that enter the loss, flattened as `get` flattens (env-major); None when all do
@@ -133,7 +139,10 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             gamma=self.gamma,
             gae_lambda=self.gae_lambda,
             feature_keys=self.feature_keys,
+            memory=tuple(self.baseline_memory),
         )
+        if result.memory_entry is not None:
+            self.baseline_memory.append(result.memory_entry)
         self.returns[:], self.values[:], self.advantages[:] = result.returns, result.baselines, result.advantages
         self.in_loss, self.explained_variance, self.group_stats = result.in_loss, result.explained_variance, result.stats
 

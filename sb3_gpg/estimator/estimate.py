@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from sb3_gpg.estimator.baseline_memory import NormalEquations, remembered
 from sb3_gpg.estimator.binning import Binning, binning_levels
 from sb3_gpg.estimator.fitted_baselines import (
     cross_fitted_baselines,
@@ -58,6 +59,7 @@ class Estimate(NamedTuple):
     in_loss: np.ndarray | None
     explained_variance: float
     stats: dict[str, float]
+    memory_entry: NormalEquations | None = None
 
 
 class _Rollout(NamedTuple):
@@ -112,6 +114,7 @@ def estimate(
     gamma: float,
     gae_lambda: float = 1.0,
     feature_keys: Sequence[str | None] = (None,),
+    memory: Sequence[NormalEquations] = (),
 ) -> Estimate:
     """
     Monte-Carlo returns, group baselines and advantages of a rollout.
@@ -128,12 +131,16 @@ def estimate(
     :param gamma: discount factor
     :param gae_lambda: GAE's lambda over the baselines; 1: advantages are returns minus baselines
     :param feature_keys: for Dict observations, the keys the fitted baselines read (the Box parts)
+    :param memory: the linear baseline's memory: the ``memory_entry`` of the earlier rollouts it remembers, oldest
+        first, fitted on together with this rollout's own samples
     :return: the estimate
     :raises ValueError: for a bootstrap that needs ``last_obs`` without it
     """
     start = time.perf_counter()
     n_steps, n_envs = rewards.shape
     rollout = _Rollout(observations, episode_times, options, feature_keys)
+    baseline_kwargs = options.baseline_kwargs or {}
+    prior = remembered(memory, baseline_kwargs["recency"]) if options.baseline == "linear" else None
     last_dones = np.asarray(last_dones, dtype=bool).reshape(n_envs)
     discounted, cut = discounted_returns(rewards, episode_starts, last_dones, gamma)
     step_returns = discounted.astype(np.float32)
@@ -141,14 +148,15 @@ def estimate(
     bootstrap_stats: dict[str, float]
     values_at_cut, bootstrap_stats = np.zeros(n_envs), {}
     if options.truncated_returns == "bootstrap":
-        completion, bootstrap_stats = _values_at_cut(rollout, step_returns, cut, ids, last_obs)
+        completion, bootstrap_stats = _values_at_cut(rollout, step_returns, cut, ids, last_obs, prior)
         if completion is not None:
             step_returns = completed_returns(step_returns, cut, completion, gamma).astype(np.float32)
             values_at_cut = completion
     # Samples in the group: all, or under "mask" those whose returns the rollout's end did not cut
     in_group = ~env_major(cut) if options.truncated_returns == "mask" else np.ones(cut.size, dtype=bool)
     returns = env_major(step_returns)
-    fitted = _fitted_baselines(rollout, ids[in_group], returns[in_group], in_group)
+    features = None if options.baseline == "bins" else rollout.sample_features()[in_group]
+    fitted = _fitted_baselines(rollout, features, ids[in_group], returns[in_group], in_group, prior)
     # The bins' baselines, and for the held-out diagnostic where the baselines are the bins', those without the
     # sample's own trajectory (the same under leave_one_out)
     baselines, scales, stats, held_out = group_baselines(
@@ -194,7 +202,11 @@ def estimate(
         "fitted_baseline_fallback": float(options.baseline != "bins" and fitted is None),
         "advantage_time": time.perf_counter() - start,
     }
-    return Estimate(step_returns, step_baselines, advantages, None if in_group.all() else in_group, explained, stats)
+    memory_entry = None
+    if features is not None and options.baseline == "linear" and baseline_kwargs["memory"] > 0 and in_group.any():
+        memory_entry = NormalEquations.of(features, returns[in_group].astype(np.float64))
+    in_loss = None if in_group.all() else in_group
+    return Estimate(step_returns, step_baselines, advantages, in_loss, explained, stats, memory_entry)
 
 
 def _rollout_end_weight(advantages: np.ndarray, in_group: np.ndarray, discount: float) -> dict[str, float]:
@@ -230,30 +242,38 @@ def _explained_variance(predictions: np.ndarray, targets: np.ndarray) -> float:
     return float("nan") if variance == 0 else float(1 - np.var(targets - predictions) / variance)
 
 
-def _fitted_baselines(rollout: _Rollout, ids: np.ndarray, returns: np.ndarray, in_group: np.ndarray) -> np.ndarray | None:
+def _fitted_baselines(
+    rollout: _Rollout,
+    features: np.ndarray | None,
+    ids: np.ndarray,
+    returns: np.ndarray,
+    in_group: np.ndarray,
+    prior: NormalEquations | None,
+) -> np.ndarray | None:
     """
+    :param features: the fitted baseline's features of the group's samples (``_Rollout.sample_features``)
     :param ids: trajectory of every sample of the group
     :param returns: their returns
     :param in_group: which of the rollout's samples (env-major) are in the group
+    :param prior: the linear baseline's remembered rollouts, or None
     :return: the cross-fitted baseline of every sample of the group; None with ``baseline="bins"``, or when the group
         holds a single trajectory (its bins' baselines are used then)
     """
     baseline, baseline_kwargs = rollout.options.baseline, rollout.options.baseline_kwargs or {}
-    if baseline == "bins":
+    if baseline == "bins" or features is None:
         return None
     # each sample's rollout row (samples are env-major: n_steps rows of one env, then the next env's)
     rows = np.flatnonzero(in_group) % len(rollout.episode_times)
     folds = trajectory_folds(ids, baseline_kwargs["n_folds"], rows=rows)
     if folds is None:
         return None
-    features = rollout.sample_features()[in_group]
     if baseline == "knn":
         (features,) = standardise(features)
-    return cross_fitted_baselines(baseline, features, returns, folds, **baseline_kwargs)
+    return cross_fitted_baselines(baseline, features, returns, folds, prior, **baseline_kwargs)
 
 
 def _values_at_cut(
-    rollout: _Rollout, returns: np.ndarray, cut: np.ndarray, ids: np.ndarray, last_obs: Any
+    rollout: _Rollout, returns: np.ndarray, cut: np.ndarray, ids: np.ndarray, last_obs: Any, prior: NormalEquations | None
 ) -> tuple[np.ndarray | None, dict[str, float]]:
     """
     The group's value of each env's state after the rollout: ``group_bootstrap`` over the complete returns, or the
@@ -262,6 +282,7 @@ def _values_at_cut(
     :param returns: the returns, shape (n_steps, n_envs)
     :param cut: which samples' returns the rollout's end cut, shape (n_steps, n_envs)
     :param ids: trajectory of every sample, env-major
+    :param prior: the linear baseline's remembered rollouts, or None
     :return: the value of each env's state after the rollout (0 where none was found; None when no return was cut),
         and diagnostics: ``bootstrapped_share`` (samples whose return was completed) and ``bootstrap_mean`` (mean value
         added at the cut, over the envs that got one)
@@ -285,7 +306,7 @@ def _values_at_cut(
         if options.baseline == "knn":
             features, queries = standardise(features, queries)
         values = fitted_values(
-            options.baseline, features, env_major(returns)[complete], queries, **(options.baseline_kwargs or {})
+            options.baseline, features, env_major(returns)[complete], queries, prior, **(options.baseline_kwargs or {})
         )
         return _cut_values_and_stats(cut, values, np.ones(len(values), dtype=bool))
 

@@ -4,7 +4,8 @@ features of the observation and the episode time, cross-fitted so that no trajec
 
 ``"linear"``: ridge regression on clipped observations, their squares and a cubic in the episode time, with a constant
 (the features of rllab's LinearFeatureBaseline). ``"knn"``: the mean return of the k nearest samples of other
-trajectories in standardised (observation, episode time), searched among at most ``max_samples`` of them.
+trajectories in standardised (observation, episode time), searched among at most ``max_samples`` of them. The
+linear baseline can also remember earlier rollouts (``memory``, ``recency``: ``baseline_memory``).
 
 Array code on one group's samples, one row per sample; nothing here knows of Stable-Baselines3. NumPy, but for the
 knn's neighbour search: torch's matrix product and top-k, faster than a k-d tree in as many dimensions.
@@ -15,12 +16,14 @@ from typing import Any
 import numpy as np
 import torch as th
 
+from sb3_gpg.estimator.baseline_memory import NormalEquations
+
 FITTED_BASELINES = ("linear", "knn")
 BASELINES = ("bins", *FITTED_BASELINES)
 # Defaults of each fitted baseline's arguments (``baseline_kwargs``)
 BASELINE_KWARGS: dict[str, dict[str, Any]] = {
     "bins": {},
-    "linear": {"n_folds": 2, "ridge": 1e-5},
+    "linear": {"n_folds": 2, "ridge": 1e-5, "memory": 0, "recency": 1.0},
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }
 # Observations are clipped to this range before the linear features, as rllab's LinearFeatureBaseline does
@@ -46,7 +49,7 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
         accepted = ", ".join(BASELINE_KWARGS[baseline]) or "none"
         raise ValueError(f"baseline_kwargs {unknown} are not arguments of baseline={baseline!r} (it takes: {accepted}).")
     kwargs = {**BASELINE_KWARGS[baseline], **kwargs}
-    for name in ("n_folds", "n_neighbors", "max_samples"):
+    for name in ("n_folds", "n_neighbors", "max_samples", "memory"):
         if name in kwargs and (isinstance(kwargs[name], bool) or not isinstance(kwargs[name], (int, np.integer))):
             raise ValueError(f"baseline_kwargs['{name}'] must be an integer, got {kwargs[name]!r}.")
     if kwargs.get("n_folds", 2) < 2:
@@ -56,6 +59,10 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
             raise ValueError(f"baseline_kwargs['{name}'] must be at least 1, got {kwargs[name]}.")
     if not kwargs.get("ridge", 1.0) > 0:
         raise ValueError(f"baseline_kwargs['ridge'] must be positive, got {kwargs['ridge']}.")
+    if kwargs.get("memory", 0) < 0:
+        raise ValueError(f"baseline_kwargs['memory'] must be at least 0 (rollouts remembered), got {kwargs['memory']}.")
+    if not 0 < kwargs.get("recency", 1.0) <= 1:
+        raise ValueError(f"baseline_kwargs['recency'] must be in (0, 1], got {kwargs['recency']}.")
     return kwargs
 
 
@@ -123,15 +130,22 @@ def _knn_mean(train: np.ndarray, targets: np.ndarray, queries: np.ndarray, n_nei
 
 
 def cross_fitted_baselines(
-    baseline: str, features: np.ndarray, returns: np.ndarray, folds: np.ndarray, **kwargs: Any
+    baseline: str,
+    features: np.ndarray,
+    returns: np.ndarray,
+    folds: np.ndarray,
+    prior: NormalEquations | None = None,
+    **kwargs: Any,
 ) -> np.ndarray:
     """
-    Every sample's baseline from a fit on the samples of the other folds.
+    Every sample's baseline from a fit on the samples of the other folds (and, for the linear baseline, on the earlier
+    rollouts of its memory).
 
     :param baseline: ``"linear"`` or ``"knn"``
     :param features: ``linear_features``, or standardised ``knn_features``, one row per sample
     :param returns: the return of every sample
     :param folds: the fold of every sample (all of a trajectory's samples in one fold), 0 .. n_folds - 1, each used
+    :param prior: the linear baseline's remembered rollouts (``baseline_memory.remembered``), added to every fold's fit
     :param kwargs: the baseline's arguments (``ridge``; ``n_neighbors``, ``max_samples``)
     :return: the baseline of every sample, float64
     """
@@ -143,8 +157,15 @@ def cross_fitted_baselines(
         moments = [features[folds == fold].T @ returns[folds == fold] for fold in range(n_folds)]
         gram, moment = sum(grams), sum(moments)
         for fold in range(n_folds):
-            weights = _ridge_solve(gram - grams[fold], moment - moments[fold], kwargs["ridge"])
-            baselines[folds == fold] = _within(features[folds == fold] @ weights, returns[folds != fold])
+            others = returns[folds != fold]
+            if prior is None:
+                weights = _ridge_solve(gram - grams[fold], moment - moments[fold], kwargs["ridge"])
+            else:
+                weights = _ridge_solve(
+                    gram - grams[fold] + prior.gram, moment - moments[fold] + prior.moments, kwargs["ridge"]
+                )
+                others = np.array([others.min(), others.max(), prior.low, prior.high])
+            baselines[folds == fold] = _within(features[folds == fold] @ weights, others)
         return baselines
     for fold in range(n_folds):
         own = folds == fold
@@ -153,12 +174,22 @@ def cross_fitted_baselines(
 
 
 def fitted_values(
-    baseline: str, features: np.ndarray, returns: np.ndarray, query_features: np.ndarray, **kwargs: Any
+    baseline: str,
+    features: np.ndarray,
+    returns: np.ndarray,
+    query_features: np.ndarray,
+    prior: NormalEquations | None = None,
+    **kwargs: Any,
 ) -> np.ndarray:
     """
+    :param prior: the linear baseline's remembered rollouts, added to the fit
     :return: the value of each query from a fit on all the given samples (no cross-fitting: the queries' own returns
         are not among them), e.g. of the states after the rollout from the complete returns
     """
+    if baseline == "linear" and prior is not None:
+        own = NormalEquations.of(features, returns).plus(prior)
+        weights = _ridge_solve(own.gram, own.moments, kwargs["ridge"])
+        return _within(query_features @ weights, np.array([own.low, own.high]))
     if baseline == "linear":
         return _within(query_features @ _ridge_solve(features.T @ features, features.T @ returns, kwargs["ridge"]), returns)
     return _knn_mean(features, returns, query_features, kwargs["n_neighbors"], kwargs["max_samples"])

@@ -46,8 +46,9 @@ class GroupOptions:
         the group's returns on the observation and the episode time, cross-fitted so that no trajectory's returns
         enter its own baseline: ``"linear"`` (ridge regression on clipped observations, their squares and a cubic in
         the time) or ``"knn"`` (mean return of the nearest samples of other trajectories); see ``fitted_baselines``
-    :param baseline_kwargs: the fitted baseline's arguments: ``n_folds`` (both), ``ridge`` (linear), ``n_neighbors``
-        and ``max_samples`` (knn); defaults in ``fitted_baselines.BASELINE_KWARGS``
+    :param baseline_kwargs: the fitted baseline's arguments: ``n_folds`` (both), ``ridge``, ``memory`` and ``recency``
+        (linear: the last ``memory`` rollouts enter the fit, the one k rollouts back weighing ``recency ** k``;
+        ``baseline_memory``), ``n_neighbors`` and ``max_samples`` (knn); defaults in ``fitted_baselines.BASELINE_KWARGS``
     """
 
     binning: Binning = "time"
