@@ -9,6 +9,7 @@ import importlib.metadata
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 from packaging.requirements import Requirement
 
@@ -134,6 +135,16 @@ def test_zoo_suites_readme_lists_the_replaced_final_runs_as_reported():
     assert between((SUITE / "README.md").read_text(), REPLACED_MARKERS) == replaced, (
         "benchmarks/zoo_suite/README.md shows headline.md's list of replaced final runs between its markers: copy it again"
     )
+
+
+def test_readme_names_every_option_of_the_main_job(capsys):
+    from sb3_gpg.__main__ import main
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    options = set(re.findall(r"(--[a-z][a-z-]*)", capsys.readouterr().out)) - {"--help"}
+    readme = README.read_text()
+    assert options and not [option for option in sorted(options) if f"`{option}`" not in readme]
 
 
 def markdown_rows(text: str) -> list[list[str]]:
