@@ -318,6 +318,10 @@ ZOO_TUNING += [
     Setting("gpg_walker2d_lin_lr6e-4", "gpg", ("learning_rate:'lin_6e-4'",), "walker2d_bootstrap"),
     Setting("gpg_walker2d_gamma0.999", "gpg", ("gamma:0.999",), "walker2d_bootstrap"),
     Setting("gpg_walker2d_256x256", "gpg", ("policy_kwargs:'dict(net_arch=[256, 256])'",), "walker2d_bootstrap"),
+    # on the bootstrapped entry: the linear baseline fitted on the last rollouts too (PPO's critic carries every earlier
+    # rollout in its weights; the fit on one rollout alone explains less of the returns)
+    Setting("gpg_walker2d_memory8", "gpg", ("baseline_kwargs:{'memory':8}",), "walker2d_bootstrap"),
+    Setting("gpg_walker2d_memory32_recency0.9", "gpg", ("baseline_kwargs:{'memory':32,'recency':0.9}",), "walker2d_bootstrap"),
     Setting("gpg_walker2d_ppo_optimiser", "gpg", ("batch_size:32", *ZOO_WALKER2D_OPTIMISER), "walker2d_bootstrap"),
     Setting("gpg_walker2d_trial87", "gpg", trial_params("walker2d_v5_600k_w3", 87, horizon_digits=True), "search"),
     Setting("gpg_walker2d_trial75", "gpg", trial_params("walker2d_v5_600k_w3", 75, horizon_digits=True), "search"),
