@@ -1,15 +1,15 @@
 """
 Try one GPG configuration quickly: train with the given keyword arguments and print the deterministic evaluation
 (10 episodes, the same ones each time) and the mean training return after every fifth of the budget. This is how the
-hyperparams/gpg.yml entries were chosen ("tuning run" in its comments).
+hyperparams/gpg.yml entries were chosen ("tuning run" in benchmarks/hyperparams.md).
 
     python scripts/try_hyperparams.py LunarLander-v3 1e6 '{"n_envs": 16, "n_steps": 1024, "batch_size": 256}' [seed]
 
 Besides GPG's arguments the JSON takes n_envs, normalize (VecNormalize), max_episode_steps (a time limit for
 training and evaluation), eval_max_episode_steps (for evaluation only) and "lin_<value>" strings for a linearly
 annealed learning_rate or clip_range, as RL Zoo writes them. Training is one learn() call, so such a schedule anneals
-over the whole budget, as in RL Zoo (the tuning runs quoted in gpg.yml, made with an earlier version that called
-learn() once per fifth, restarted it each fifth). A fifth of the budget is rounded up to whole iterations.
+over the whole budget, as in RL Zoo (the tuning runs quoted in benchmarks/hyperparams.md, made with an earlier version
+that called learn() once per fifth, restarted it each fifth). A fifth of the budget is rounded up to whole iterations.
 """
 
 import json
