@@ -294,7 +294,7 @@ def probe_estimators(agent: BaseAlgorithm, env_id: str, stats_path: Path | None,
                      gamma: float) -> dict[str, Any]:  # fmt: skip
     """
     :return: per estimator setting, the explained variance 1 - Var(advantages) / Var(returns) over each rollout and
-        their mean, the baselines' own out-of-fold explained variance (``gpg/baseline_explained_variance``), and the
+        their mean, the baselines' own out-of-fold explained variance (``baseline_explained_variance``), and the
         effective horizon; or the error where the agent's weights do not load
     """
     n_steps = args.n_steps or getattr(agent, "n_steps", 512)
