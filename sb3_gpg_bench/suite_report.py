@@ -6,7 +6,7 @@ interval, the probability of improvement and the performance profile; and the RE
 Wall times are compared only under the same load, beside each run's updates, parameters and time to score
 (``sb3_gpg_bench.timing``: ``timing.md``, ``time_to_score.png``).
 
-A run's score is its last evaluation; the mean of its last five evaluations is reported beside it.
+A run's score is its last evaluation within its budget; the mean of its last five evaluations is reported beside it.
 """
 
 import json
@@ -20,18 +20,9 @@ import numpy as np
 from sb3_gpg_bench.suite import Run
 from sb3_gpg_bench.suite_finals import counted_runs, disclosure, earlier_runs, earliest_sets, read_finals
 from sb3_gpg_bench.suites import Suite
-from sb3_gpg_bench.timing import timing, wall_time_note, wall_times
+from sb3_gpg_bench.timing import evaluations, timing, wall_time_note, wall_times
 
 BOOTSTRAP_REPS = 2000
-
-
-def evaluations(folder: Path) -> tuple[np.ndarray, np.ndarray]:
-    """
-    :param folder: a finished run's folder
-    :return: the run's evaluation steps and mean evaluation returns
-    """
-    data = np.load(folder / "evaluations.npz")
-    return data["timesteps"], data["results"].mean(axis=1)
 
 
 def finished_runs(

@@ -183,22 +183,34 @@ def _parameters(algo: str, env_id: str, policy_kwargs: str | None, use_sde: bool
     return sum(parameter.numel() for parameter in model.policy.parameters())
 
 
+def evaluations(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    """
+    :param folder: a finished run's folder
+    :return: the steps and mean returns of the run's evaluations within its budget (``meta.json``'s ``n_timesteps``):
+        a run whose last rollout ends past the budget is evaluated there too, where a run of the other algorithm
+        never gets, so every score is read at or before the budget
+    """
+    data = np.load(folder / "evaluations.npz")
+    within = data["timesteps"] <= meta(folder)["n_timesteps"]
+    return data["timesteps"][within], data["results"].mean(axis=1)[within]
+
+
 def _returns(folder: Path) -> np.ndarray:
-    return np.load(folder / "evaluations.npz")["results"].mean(axis=1)
+    return evaluations(folder)[1]
 
 
 def first_reach(folder: Path, threshold: float) -> tuple[int | None, float | None]:
     """
     :return: the env steps and the wall time (s, where recorded) of the run's first evaluation at or above
-        ``threshold``; None for both where none is
+        ``threshold``, within its budget; None for both where none is
     """
-    data = np.load(folder / "evaluations.npz")
-    means = data["results"].mean(axis=1)
+    steps, means = evaluations(folder)
     reached = np.flatnonzero(means >= threshold)
     if len(reached) == 0:
         return None, None
     times, index = meta(folder).get("evaluation_wall_s"), int(reached[0])
-    return int(data["timesteps"][index]), times[index] if times and len(times) == len(means) else None
+    # the wall times are those of every evaluation written, in order: the first ones are those within the budget
+    return int(steps[index]), times[index] if times and len(times) >= len(means) else None
 
 
 def _mean(values: list) -> float | None:
@@ -282,7 +294,10 @@ def _time_to_score(
             cells.append(f"{reach} ({len(steps)}/{len(runs)}) | {_cell(minutes, '.1f') if steps else '-'}")
         lines.append(f"| {env_id} | {name} | " + " | ".join(cells) + " |")
         timed = {seed: meta(folder).get("evaluation_wall_s") for seed, folder in runs.items()}
-        curves[(env_id, name)] = [(np.array(times) / 60, _returns(runs[seed])) for seed, times in timed.items() if times]
+        returns = {seed: _returns(folder) for seed, folder in runs.items()}
+        curves[(env_id, name)] = [
+            (np.array(times[: len(returns[seed])]) / 60, returns[seed]) for seed, times in timed.items() if times
+        ]
     return [*lines, ""], curves
 
 

@@ -180,7 +180,6 @@ def test_time_to_score_and_updates_against_wall_time(tmp_path):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_watched_run_records_the_load_and_when_each_evaluation_was_written(tmp_path):
-    before = trainings_beside(own=-1)
     # a process whose command line names a training, as another run beside this one would
     beside = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "sb3_gpg.train"])
     # a stand-in for a training: writes its evaluations.npz twice, about a second apart
@@ -191,14 +190,16 @@ def test_a_watched_run_records_the_load_and_when_each_evaluation_was_written(tmp
         "    time.sleep(1.2); np.savez(folder / 'evaluations.npz', timesteps=np.arange(count), results=np.zeros((count, 2)))\n"
     )
     try:
-        assert trainings_beside(own=beside.pid) == trainings_beside(own=-1) - 1 == before
+        # counted back to back: other trainings on the machine may start or end around the test
+        assert trainings_beside(own=beside.pid) == trainings_beside(own=-1) - 1 >= 0
         result, load, written = run_watched(
             [sys.executable, "-c", script, str(tmp_path / "logs" / "run_1")], tmp_path / "logs"
         )
     finally:
         beside.kill()
     assert result.returncode == 0, result.stderr
-    assert len(written) == 2 and 0.5 < written[1] - written[0] < 3.0
+    # the files' own times, 1.2 s of sleep apart (and more on a loaded machine)
+    assert len(written) == 2 and 0.5 < written[1] - written[0] < 10.0
     assert load["samples"][0][2] >= 1 and load["runs_beside_max"] >= 1 and len(load["start"]) == len(load["end"]) == 3
 
 
@@ -280,3 +281,20 @@ def test_each_committed_tuning_run_ran_its_settings_pinned_entry_with_its_params
             assert pinned_entry(settings[name].base, env_id) | ran == config, run.name
             checked += 1
     assert checked > 200
+
+
+def test_every_score_is_read_within_the_runs_budget(tmp_path):
+    # a run whose last rollout ends past its budget of 2,000 steps is evaluated once more, at 2,100: not counted
+    out = tmp_path / "out"
+    suite = Suite(["CartPole-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
+    fake_run(out, "CartPole-v1__ppo__seed0", [400.0] * 10)
+    fake_run(out, "CartPole-v1__gpg__seed0", [300.0] * 10)
+    folder = out / "runs" / "CartPole-v1__gpg__seed0"
+    data = np.load(folder / "evaluations.npz")
+    np.savez(
+        folder / "evaluations.npz",
+        timesteps=np.append(data["timesteps"], 2100),
+        results=np.vstack([data["results"], np.full((1, 10), 500.0)]),
+    )
+    text = report(suite, out)
+    assert "| CartPole-v1 | gpg | 1 | 300.0 | 268.4 | 0.75 |" in text  # 300 / 400, not 500 / 400
