@@ -298,3 +298,22 @@ def test_every_score_is_read_within_the_runs_budget(tmp_path):
     )
     text = report(suite, out)
     assert "| CartPole-v1 | gpg | 1 | 300.0 | 268.4 | 0.75 |" in text  # 300 / 400, not 500 / 400
+
+
+def test_the_tuning_effort_table_and_line_are_counted_from_the_committed_files():
+    # the suite README's "Tuning effort" table is what tuning_effort counts from the committed studies and runs, and
+    # the README's line beside the headline quotes its totals, so that neither goes stale as studies or screens land
+    from sb3_gpg_bench.tuning_effort import effort_table, totals, tuning_effort
+
+    root = Path(__file__).parent.parent
+    effort = tuning_effort(root)
+    suite_readme = (root / "benchmarks/zoo_suite/README.md").read_text()
+    shown = suite_readme.split("<!-- tuning effort start -->\n")[1].split("\n<!-- tuning effort end -->")[0]
+    assert shown == effort_table(effort), "copy `python -m sb3_gpg_bench.tuning_effort` into the suite's README"
+    trials, candidates, runs = totals(effort)
+    studied = sum(1 for e in effort.values() if e.studies)
+    line = f"{trials} Optuna trials on {studied} tasks and {candidates} candidates screened in {runs} full-budget runs"
+    assert line in " ".join((root / "README.md").read_text().split())
+    # a few counts checked by hand against the folders and the journals' own summaries (mujoco_search/*.md)
+    assert effort["Walker2d-v5"].trials == {"COMPLETE": 95, "PRUNED": 89, "FAIL": 9}
+    assert (len(effort["CartPole-v1"].candidates), effort["CartPole-v1"].runs) == (7, 35)
