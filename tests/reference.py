@@ -33,9 +33,10 @@ class ReferenceGPG:
     :param advantage_scale: "none" or "bin_std"
     :param gae_lambda: GAE's lambda over the baselines (1: Monte-Carlo advantages)
     :param baseline: "bins", "linear" or "knn"
-    :param baseline_kwargs: n_folds, ridge, memory and recency (linear), n_neighbors and max_samples (knn: every
-        ceil(n / max_samples)-th training sample is searched); with memory K, the linear fit also reads the group
-        samples of the last K rollouts fed, the one k rollouts back each weighing recency ** k
+    :param baseline_kwargs: n_folds, ridge, memory, recency, fourier, fourier_scale and fourier_seed (linear),
+        n_neighbors and max_samples (knn: every ceil(n / max_samples)-th training sample is searched); with memory K,
+        the linear fit also reads the group samples of the last K rollouts fed, the one k rollouts back each weighing
+        recency ** k; with fourier D, its features end with D random Fourier features of the clipped observation
     """
 
     def __init__(
@@ -63,7 +64,8 @@ class ReferenceGPG:
         self.gae_lambda = gae_lambda
         self.baseline = baseline
         self.baseline_kwargs = {"n_folds": 2, "ridge": 1e-5, "n_neighbors": 16, "max_samples": 1024, "memory": 0,
-                                "recency": 1.0, **(baseline_kwargs or {})}  # fmt: skip
+                                "recency": 1.0, "fourier": 0, "fourier_scale": None, "fourier_seed": 0,
+                                **(baseline_kwargs or {})}  # fmt: skip
         self.time_of_next_step = [0] * n_envs
         # the (features, return) pairs of the group samples of each rollout remembered, oldest first
         self.memory = []
@@ -236,7 +238,22 @@ class ReferenceGPG:
             return [*flat, float(time)]
         clipped = [min(max(x, -10.0), 10.0) for x in flat]
         t = time / 100.0
-        return [*clipped, *[x * x for x in clipped], t, t * t, t * t * t, 1.0]
+        return [*clipped, *[x * x for x in clipped], t, t * t, t * t * t, 1.0, *self.fourier_features(clipped)]
+
+    def fourier_features(self, clipped):
+        """
+        sqrt(2 / D) cos(sum_j x_j W[j][k] + b[k]) for k < D, W drawn first (normal, std 1 / scale, one row per
+        dimension), then b (uniform in [0, 2 pi)), from a NumPy generator seeded with fourier_seed.
+        """
+        count = self.baseline_kwargs["fourier"]
+        if not count:
+            return []
+        rng = np.random.default_rng(self.baseline_kwargs["fourier_seed"])
+        scale = self.baseline_kwargs["fourier_scale"] or len(clipped) ** 0.5
+        weights = [[float(w) for w in row] for row in rng.normal(0.0, 1.0 / scale, size=(len(clipped), count))]
+        phases = [float(b) for b in rng.uniform(0.0, 2 * np.pi, size=count)]
+        projections = [sum(x * weights[j][k] for j, x in enumerate(clipped)) + phases[k] for k in range(count)]
+        return [(2.0 / count) ** 0.5 * float(np.cos(value)) for value in projections]
 
     def fitted_value(self, train, query, scale_rows=None):
         """

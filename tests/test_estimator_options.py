@@ -69,17 +69,22 @@ def test_a_rollout_gets_the_references_advantages(algorithm: Algorithm, options,
     assert np.abs(buffer.advantages).max() > 0  # the rollout gives a signal to check
 
 
-@pytest.mark.parametrize("truncated_returns", ["bootstrap", "mask"])
+# with random Fourier features under "mask"
+@pytest.mark.parametrize(
+    "truncated_returns, fourier", [("bootstrap", {}), ("mask", dict(fourier=16, fourier_scale=0.25, fourier_seed=7))]
+)
 def test_the_linear_baselines_memory_gets_the_references_baselines_rollout_after_rollout(
-    algorithm: Algorithm, truncated_returns
+    algorithm: Algorithm, truncated_returns, fourier
 ):
-    options = dict(baseline="linear", baseline_kwargs=dict(memory=2, recency=0.5), truncated_returns=truncated_returns)
+    options = dict(
+        baseline="linear", baseline_kwargs=dict(memory=2, recency=0.5, **fourier), truncated_returns=truncated_returns
+    )
     model = algorithm.cls(
         algorithm.policy(), algorithm.env(), seed=3, gamma=GAMMA, gae_lambda=0.9, **options, **algorithm.small
     )
     reference = ReferenceGPG(model.n_envs, GAMMA, "time", gae_lambda=0.9, **options)
     buffer = collect_rollout(model)
-    forgetful = ReferenceGPG(model.n_envs, GAMMA, "time", gae_lambda=0.9, **{**options, "baseline_kwargs": {}})
+    forgetful = ReferenceGPG(model.n_envs, GAMMA, "time", gae_lambda=0.9, **{**options, "baseline_kwargs": fourier})
     for rollout in range(4):  # the fourth remembers the second and third
         if rollout:
             model.collect_rollouts(model.env, model._setup_learn(0, None, reset_num_timesteps=False)[1], buffer, model.n_steps)

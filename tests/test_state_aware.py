@@ -153,6 +153,8 @@ def test_the_fitted_baselines_explain_a_return_that_depends_on_the_state():
         (dict(baseline="linear", baseline_kwargs={"memory": 2.0}), "must be an integer"),
         (dict(baseline="linear", baseline_kwargs={"recency": 0.0}), r"recency'\] must be in \(0, 1\]"),
         (dict(baseline="knn", baseline_kwargs={"memory": 4}), "not arguments of baseline='knn'"),
+        (dict(baseline="linear", baseline_kwargs={"fourier": -8}), r"fourier'\] must be at least 0"),
+        (dict(baseline="linear", baseline_kwargs={"fourier_scale": 0.0}), r"fourier_scale'\] must be positive"),
         (dict(gae_lambda=1.5), r"gae_lambda must be in \[0, 1\]"),
     ],
 )
@@ -185,7 +187,15 @@ def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
     model.save(tmp_path / "model")
     loaded = algorithm.load(tmp_path / "model", env=env)
     assert (loaded.gae_lambda, loaded.baseline, loaded.baseline_kwargs) == (0.9, "linear", {"ridge": 0.5, "memory": 3})
-    assert loaded.rollout_buffer.baseline_kwargs == {"n_folds": 2, "ridge": 0.5, "memory": 3, "recency": 1.0}
+    assert loaded.rollout_buffer.baseline_kwargs == {
+        "n_folds": 2,
+        "ridge": 0.5,
+        "memory": 3,
+        "recency": 1.0,
+        "fourier": 0,
+        "fourier_scale": None,
+        "fourier_seed": 0,
+    }
     assert loaded.rollout_buffer.gae_lambda == 0.9
     # the memory is not saved (SB3 saves no rollouts): the loaded model's starts empty and refills
     assert len(loaded.rollout_buffer.baseline_memory) == 0 and loaded.rollout_buffer.baseline_memory.maxlen == 3
@@ -302,3 +312,25 @@ def test_folds_are_dealt_in_the_order_trajectories_start():
     for fold in (0, 1):
         assert set(first_rows[folds == fold]) == {0, 8}  # each fold fits on both parts of the rollout
     assert set(first_rows[trajectory_folds(ids, 2) == 0]) == {0}  # in the order of the ids: one part each
+
+
+@pytest.mark.parametrize("truncated_returns", ["keep", "bootstrap"])
+def test_the_linear_baselines_memory_and_fourier_features_match_the_reference_on_continuous_states(truncated_returns):
+    kwargs = dict(binning="time", baseline="linear", truncated_returns=truncated_returns)
+    memory = dict(memory=2, recency=0.7, fourier=8, fourier_scale=1.5, fourier_seed=3)
+    buffer = make_buffer(GroupRolloutBuffer, 0.8, **kwargs, baseline_kwargs=memory)
+    reference = ReferenceGPG(N_ENVS, GAMMA, gae_lambda=0.8, **kwargs, baseline_kwargs=memory)
+    # guards: each of the memory and the Fourier features changes the baselines
+    without = {
+        name: ReferenceGPG(N_ENVS, GAMMA, gae_lambda=0.8, **kwargs, baseline_kwargs=dict(memory, **change))
+        for name, change in (("memory", dict(memory=0)), ("fourier", dict(fourier=0)))
+    }
+    for number, rollout in enumerate(rollouts(seed=5, n_rollouts=4)):
+        fill(buffer, *rollout)
+        returns, baselines, advantages, _ = reference.advantages(*rollout)
+        np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(buffer.values, baselines, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-4, atol=1e-4)
+        for name, other in without.items():
+            changed = np.abs(other.advantages(*rollout)[1] - baselines).max() > 1e-3
+            assert changed == (name == "fourier" or number > 0), (name, number)

@@ -92,7 +92,10 @@ class _Rollout(NamedTuple):
         :return: the fitted baseline's features (see ``fitted_baselines``), before the knn's standardisation
         """
         flat_obs = box_observations(observations, self.feature_keys, len(times))
-        return (linear_features if self.options.baseline == "linear" else knn_features)(flat_obs, times)
+        if self.options.baseline == "knn":
+            return knn_features(flat_obs, times)
+        kwargs = self.options.baseline_kwargs or {}
+        return linear_features(flat_obs, times, kwargs["fourier"], kwargs["fourier_scale"], kwargs["fourier_seed"])
 
     def sample_features(self) -> np.ndarray:
         """

@@ -5,7 +5,8 @@ features of the observation and the episode time, cross-fitted so that no trajec
 ``"linear"``: ridge regression on clipped observations, their squares and a cubic in the episode time, with a constant
 (the features of rllab's LinearFeatureBaseline). ``"knn"``: the mean return of the k nearest samples of other
 trajectories in standardised (observation, episode time), searched among at most ``max_samples`` of them. The
-linear baseline can also remember earlier rollouts (``memory``, ``recency``: ``baseline_memory``).
+linear baseline can also remember earlier rollouts (``memory``, ``recency``: ``baseline_memory``) and add random
+Fourier features of the observation (``fourier``), which the larger fit of a memory affords.
 
 Array code on one group's samples, one row per sample; nothing here knows of Stable-Baselines3. NumPy, but for the
 knn's neighbour search: torch's matrix product and top-k, faster than a k-d tree in as many dimensions.
@@ -23,7 +24,15 @@ BASELINES = ("bins", *FITTED_BASELINES)
 # Defaults of each fitted baseline's arguments (``baseline_kwargs``)
 BASELINE_KWARGS: dict[str, dict[str, Any]] = {
     "bins": {},
-    "linear": {"n_folds": 2, "ridge": 1e-5, "memory": 0, "recency": 1.0},
+    "linear": {
+        "n_folds": 2,
+        "ridge": 1e-5,
+        "memory": 0,
+        "recency": 1.0,
+        "fourier": 0,
+        "fourier_scale": None,
+        "fourier_seed": 0,
+    },
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }
 # Observations are clipped to this range before the linear features, as rllab's LinearFeatureBaseline does
@@ -49,7 +58,7 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
         accepted = ", ".join(BASELINE_KWARGS[baseline]) or "none"
         raise ValueError(f"baseline_kwargs {unknown} are not arguments of baseline={baseline!r} (it takes: {accepted}).")
     kwargs = {**BASELINE_KWARGS[baseline], **kwargs}
-    for name in ("n_folds", "n_neighbors", "max_samples", "memory"):
+    for name in ("n_folds", "n_neighbors", "max_samples", "memory", "fourier", "fourier_seed"):
         if name in kwargs and (isinstance(kwargs[name], bool) or not isinstance(kwargs[name], (int, np.integer))):
             raise ValueError(f"baseline_kwargs['{name}'] must be an integer, got {kwargs[name]!r}.")
     if kwargs.get("n_folds", 2) < 2:
@@ -63,18 +72,36 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
         raise ValueError(f"baseline_kwargs['memory'] must be at least 0 (rollouts remembered), got {kwargs['memory']}.")
     if not 0 < kwargs.get("recency", 1.0) <= 1:
         raise ValueError(f"baseline_kwargs['recency'] must be in (0, 1], got {kwargs['recency']}.")
+    if kwargs.get("fourier", 0) < 0:
+        raise ValueError(f"baseline_kwargs['fourier'] must be at least 0 (random Fourier features), got {kwargs['fourier']}.")
+    if kwargs.get("fourier_scale") is not None and not kwargs["fourier_scale"] > 0:
+        raise ValueError(f"baseline_kwargs['fourier_scale'] must be positive (or None), got {kwargs['fourier_scale']}.")
     return kwargs
 
 
-def linear_features(flat_obs: np.ndarray, times: np.ndarray) -> np.ndarray:
+def linear_features(
+    flat_obs: np.ndarray, times: np.ndarray, fourier: int = 0, fourier_scale: float | None = None, fourier_seed: int = 0
+) -> np.ndarray:
     """
     :param flat_obs: observations, shape (n_samples, obs_dim)
     :param times: episode times, shape (n_samples,)
-    :return: [clip(obs), clip(obs)**2, t, t**2, t**3, 1] with t the scaled episode time, float64
+    :param fourier: random Fourier features of the clipped observation added: ``sqrt(2 / fourier) * cos(obs W + b)``,
+        with ``W`` normal of standard deviation ``1 / fourier_scale`` (an RBF kernel of that length scale) and ``b``
+        uniform in [0, 2 pi), both drawn from ``fourier_seed`` alone, so that every rollout gets the same features
+    :param fourier_scale: their length scale; None: ``sqrt(obs_dim)``, the typical distance of two observations
+        normalised to unit variance
+    :return: [clip(obs), clip(obs)**2, t, t**2, t**3, 1, the Fourier features] with t the scaled episode time, float64
     """
     obs = np.clip(flat_obs.astype(np.float64), -OBS_CLIP, OBS_CLIP)
     t = (times.astype(np.float64) / TIME_SCALE)[:, None]
-    return np.concatenate([obs, obs**2, t, t**2, t**3, np.ones_like(t)], axis=1)
+    columns = [obs, obs**2, t, t**2, t**3, np.ones_like(t)]
+    if fourier:
+        rng = np.random.default_rng(fourier_seed)
+        scale = np.sqrt(obs.shape[1]) if fourier_scale is None else fourier_scale
+        weights = rng.normal(0.0, 1.0 / scale, size=(obs.shape[1], fourier))
+        phases = rng.uniform(0.0, 2 * np.pi, size=fourier)
+        columns.append(np.sqrt(2.0 / fourier) * np.cos(obs @ weights + phases))
+    return np.concatenate(columns, axis=1)
 
 
 def knn_features(flat_obs: np.ndarray, times: np.ndarray) -> np.ndarray:

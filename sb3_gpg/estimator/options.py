@@ -48,7 +48,8 @@ class GroupOptions:
         the time) or ``"knn"`` (mean return of the nearest samples of other trajectories); see ``fitted_baselines``
     :param baseline_kwargs: the fitted baseline's arguments: ``n_folds`` (both), ``ridge``, ``memory`` and ``recency``
         (linear: the last ``memory`` rollouts enter the fit, the one k rollouts back weighing ``recency ** k``;
-        ``baseline_memory``), ``n_neighbors`` and ``max_samples`` (knn); defaults in ``fitted_baselines.BASELINE_KWARGS``
+        ``baseline_memory``), ``fourier``, ``fourier_scale`` and ``fourier_seed`` (linear: random Fourier features of
+        the observation), ``n_neighbors`` and ``max_samples`` (knn); defaults in ``fitted_baselines.BASELINE_KWARGS``
     """
 
     binning: Binning = "time"
