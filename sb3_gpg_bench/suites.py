@@ -324,6 +324,11 @@ ZOO_TUNING += [
     Setting("gpg_walker2d_memory32_recency0.9", "gpg", ("baseline_kwargs:{'memory':32,'recency':0.9}",), "walker2d_bootstrap"),
     # the same with 256 random Fourier features of the observation, which the larger fit affords
     Setting("gpg_walker2d_memory8_fourier256", "gpg", ("baseline_kwargs:{'memory':8,'fourier':256}",), "walker2d_bootstrap"),
+    # HalfCheetah's entry (the second study's trial 26; its linear baseline fits 2,048 samples a rollout) with a memory
+    Setting("gpg_halfcheetah_memory8", "gpg", ("baseline_kwargs:{'memory':8}",), "halfcheetah_trial26"),
+    Setting(
+        "gpg_halfcheetah_memory32_recency0.9", "gpg", ("baseline_kwargs:{'memory':32,'recency':0.9}",), "halfcheetah_trial26"
+    ),
     Setting("gpg_walker2d_ppo_optimiser", "gpg", ("batch_size:32", *ZOO_WALKER2D_OPTIMISER), "walker2d_bootstrap"),
     Setting("gpg_walker2d_trial87", "gpg", trial_params("walker2d_v5_600k_w3", 87, horizon_digits=True), "search"),
     Setting("gpg_walker2d_trial75", "gpg", trial_params("walker2d_v5_600k_w3", 75, horizon_digits=True), "search"),
