@@ -17,6 +17,11 @@ Run from the repository root:
     python scripts/benchmark_speed.py --profile LunarLander-v3:128:time:envpool   # where one GPG iteration's time goes
     python scripts/benchmark_speed.py --configs LunarLander-v3:128:time:dummy LunarLander-v3:128:time:envpool2 \
         --output benchmarks/speed_envpool_threads.md   # EnvPool on every core of this machine
+    python scripts/benchmark_speed.py --estimator --output benchmarks/speed_estimator.md  # the estimator's options alone
+
+``--estimator`` times the advantage estimation alone (``sb3_gpg.estimator.estimate``) on random rollouts of the MuJoCo
+entries' shapes, for the fitted baselines' options: the CPU time of one rollout's estimate (``time.process_time``,
+which other processes on the machine barely move), the median over the repeats, with the memory already full.
 """
 
 import argparse
@@ -42,6 +47,7 @@ from tqdm import tqdm
 
 import sb3_gpg
 from sb3_gpg import GPG
+from sb3_gpg.estimator import GroupOptions, estimate
 from sb3_gpg_bench.experiments import make_envs
 
 # (env id, n_envs, binning, VecEnv): every backend at 16 envs; DummyVecEnv against EnvPool at 128 and 1,024 envs
@@ -220,6 +226,14 @@ def profile(config: str, args: argparse.Namespace, top: int = 25) -> str:
     return f"GPG, {config}, {args.repeats} iterations:\n{stream.getvalue()}"
 
 
+def _machine() -> str:
+    return (
+        f"Machine: {platform.processor() or platform.machine()}, {th.get_num_threads()} torch thread(s), "
+        f"Python {platform.python_version()}, NumPy {np.__version__}, torch {th.__version__}, SB3 "
+        f"{stable_baselines3.__version__}, sb3_gpg {sb3_gpg.__version__}."
+    )
+
+
 def markdown(results: list[dict], args: argparse.Namespace, wall_time: float) -> str:
     lines = [
         "# Speed and memory: GPG against PPO and against the bare environment",
@@ -276,6 +290,45 @@ def markdown(results: list[dict], args: argparse.Namespace, wall_time: float) ->
     return "\n".join(lines) + "\n"
 
 
+# (label, n_envs, n_steps): the rollouts of gpg.yml's Walker2d-v5 and HalfCheetah-v5 entries, 17-dimensional observations
+ESTIMATOR_SHAPES = [("Walker2d-v5", 8, 512), ("HalfCheetah-v5", 32, 64)]
+ESTIMATOR_OPTIONS: list[tuple[str, dict[str, Any]]] = [
+    ("time bins", dict(baseline="bins")),
+    ("linear", dict(baseline="linear")),
+    ("linear, memory 8", dict(baseline="linear", baseline_kwargs=dict(memory=8))),
+    ("linear, memory 32", dict(baseline="linear", baseline_kwargs=dict(memory=32, recency=0.9))),
+    ("linear, memory 8, 256 Fourier features", dict(baseline="linear", baseline_kwargs=dict(memory=8, fourier=256))),
+]
+
+
+def estimator_times(repeats: int, seed: int) -> str:
+    """:return: the table of one rollout's estimate's CPU time (ms) per option and rollout shape"""
+    rng = np.random.default_rng(seed)
+    header = " | ".join(f"{label} ({n_envs} x {n_steps})" for label, n_envs, n_steps in ESTIMATOR_SHAPES)
+    lines = [f"| option | {header} |", "|---|" + "---|" * len(ESTIMATOR_SHAPES)]
+    for name, kwargs in tqdm(ESTIMATOR_OPTIONS, desc="estimator options"):
+        options = GroupOptions(truncated_returns="bootstrap", **kwargs).checked(17)
+        cells = []
+        for _, n_envs, n_steps in ESTIMATOR_SHAPES:
+            memory: list = []
+            times = []
+            for repeat in range(repeats + 32):  # the memory fills first
+                observations = rng.normal(size=(n_steps, n_envs, 17)).astype(np.float32)
+                starts = (rng.random((n_steps, n_envs)) < 0.005).astype(np.float32)
+                times_in_episode = np.cumsum(np.ones((n_steps, n_envs), dtype=np.int64), axis=0)
+                start = time.process_time()
+                result = estimate(observations, rng.normal(size=(n_steps, n_envs)).astype(np.float32), starts,
+                                  np.zeros(n_envs, dtype=bool), observations[-1], episode_times=times_in_episode,
+                                  options=options, gamma=0.99, gae_lambda=0.95, memory=memory[-32:])  # fmt: skip
+                if repeat >= 32:
+                    times.append(time.process_time() - start)
+                if result.memory_entry is not None:
+                    memory.append(result.memory_entry)
+            cells.append(f"{statistics.median(times) * 1000:.1f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -294,8 +347,22 @@ def main() -> None:
     parser.add_argument("--peak-iterations", type=int, default=2, help="iterations in the memory subprocess (0: skip)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", type=Path, help="markdown file to write (and a .json beside it)")
+    parser.add_argument("--estimator", action="store_true", help="time the estimator's options alone (CPU time per rollout)")
     args = parser.parse_args()
     th.set_num_threads(1)
+
+    if args.estimator:
+        command = " ".join(sys.argv[1:])
+        report = (
+            f"# The estimator's cost per rollout\n\nCommand: `python scripts/benchmark_speed.py {command}`\n\n"
+            f"CPU time of one rollout's `estimate` in ms (median of {args.repeats}, the memory full, "
+            "truncated_returns='bootstrap', gae_lambda 0.95; random 17-dimensional observations; measured while two "
+            f"trainings ran on the machine's two cores). {_machine()}\n\n{estimator_times(args.repeats, args.seed)}\n"
+        )
+        print(report)
+        if args.output:
+            args.output.write_text(report)
+        return
 
     if args.profile:
         print(profile(args.profile, args))
