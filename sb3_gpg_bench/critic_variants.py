@@ -10,6 +10,12 @@ own update loop, settings and logging stay as they are.
   observation, its square, a cubic in the episode time and a constant), trained by PPO's value loss across rollouts
   as PPO trains its own. The episode time comes from ``gymnasium.wrappers.TimeAwareObservation`` (``env_wrapper``),
   the observation's last entry, which the actor does not see.
+
+``ReturnsExplained`` changes nothing: it logs how much of the rollout's Monte-Carlo returns PPO's values explain
+(``diagnosis/returns_explained_variance``), on the footing of GPG's ``train/baseline_explained_variance``: values
+predicted before the update that uses them, against discounted returns whose cut by the rollout's end is completed by
+the value of the state after it. SB3's ``train/explained_variance`` scores the values against lambda-returns built from
+those same values, which flatters them.
 """
 
 from functools import partial
@@ -17,6 +23,7 @@ from functools import partial
 import numpy as np
 import torch as th
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.policies import ActorCriticPolicy
 from torch import nn
 
@@ -45,6 +52,29 @@ class FreshCritic(BaseCallback):
         for module, _ in gains:
             for parameter in module.parameters():
                 policy.optimizer.state.pop(parameter, None)
+
+
+class ReturnsExplained(BaseCallback):
+    """Log the explained variance of PPO's rollout values against the rollout's Monte-Carlo returns."""
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_rollout_end(self) -> None:
+        model = self.model
+        assert isinstance(model, OnPolicyAlgorithm)
+        buffer = model.rollout_buffer
+        last_values = self.locals["values"].detach().cpu().numpy().reshape(-1)
+        following = last_values * (1.0 - np.asarray(self.locals["dones"], dtype=np.float64))
+        returns = np.zeros_like(buffer.rewards, dtype=np.float64)
+        for step in reversed(range(buffer.buffer_size)):
+            returns[step] = buffer.rewards[step] + model.gamma * following
+            # the step's return ends where the next sample starts an episode (SB3 adds a truncated episode's bootstrap
+            # to its last reward)
+            following = returns[step] * (1.0 - buffer.episode_starts[step])
+        variance = np.var(returns)
+        explained = float("nan") if variance == 0 else float(1 - np.var(returns - buffer.values) / variance)
+        self.logger.record("diagnosis/returns_explained_variance", explained)
 
 
 class WithoutTime(nn.Module):

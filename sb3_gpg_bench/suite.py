@@ -38,7 +38,12 @@ RUN_FILES = ("evaluations.npz", "config.yml", "args.yml", "meta.json")
 # ``verbose=1``), kept in ``training_log.json``: how much of the returns the baseline or critic explains (PPO's
 # train/explained_variance; GPG's train/baseline_explained_variance, held out, which runs before 0.1.0's release logged
 # as gpg/baseline_explained_variance)
-LOGGED_KEYS = ("train/explained_variance", "train/baseline_explained_variance", "gpg/baseline_explained_variance")
+LOGGED_KEYS = (
+    "train/explained_variance",
+    "train/baseline_explained_variance",
+    "gpg/baseline_explained_variance",
+    "diagnosis/returns_explained_variance",
+)
 
 
 class Run(NamedTuple):

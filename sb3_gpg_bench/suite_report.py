@@ -4,7 +4,8 @@ a grid against PPO with the random policy's scores measured, the aggregate acros
 (``aggregate.md``, ``profile.png``): PPO-normalised scores, the interquartile mean with its 95% stratified bootstrap
 interval, the probability of improvement and the performance profile; and the README's table (``headline.md``).
 Wall times are compared only under the same load, beside each run's updates, parameters and time to score
-(``sb3_gpg_bench.timing``: ``timing.md``, ``time_to_score.png``).
+(``sb3_gpg_bench.timing``: ``timing.md``, ``time_to_score.png``), and, for runs that kept their training log, how much
+of the returns each baseline or critic explained (``sb3_gpg_bench.explained_variance``).
 
 A run's score is its last evaluation within its budget; the mean of its last five evaluations is reported beside it.
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sb3_gpg_bench.explained_variance import explained_report
 from sb3_gpg_bench.suite import Run
 from sb3_gpg_bench.suite_finals import counted_runs, disclosure, earlier_runs, earliest_sets, read_finals
 from sb3_gpg_bench.suites import Suite
@@ -118,7 +120,8 @@ def report(
     random = json.loads((out / "random_scores.json").read_text()) if (out / "random_scores.json").exists() else {}
     floors = {task: random.get(task, {}).get("mean", 0.0) for task in tasks}
     algos = {setting.name: setting.algo for setting in suite.settings}
-    return table + "\n" + timing(out, tasks, found, algos, ppo_finals, floors)
+    explained = explained_report(suite, found, out)
+    return table + "\n" + timing(out, tasks, found, algos, ppo_finals, floors) + (f"\n{explained}" if explained else "")
 
 
 def _disclosure(

@@ -370,7 +370,8 @@ DEFAULT_SETTINGS = [
     Setting("gpg_spatial_lambda", "gpg", ("normalize:True", "binning:'spatial'", "gae_lambda:0.95"), "defaults_first"),
 ]
 # PPO with every setting it shares with GPG's entry for the task (gpg.yml's, written out so that a later entry does not
-# change what these runs ran), and SB3's vf_coef: what PPO's critic adds to GPG's settings
+# change what these runs ran), and SB3's vf_coef: what PPO's critic adds to GPG's settings. The HalfCheetah runs, made
+# after the Walker2d ones, also log their values' explained variance of the Monte-Carlo returns (ReturnsExplained)
 PPO_GPG_WALKER2D = ("normalize:True", "n_envs:8", "n_steps:512", "batch_size:128", "n_epochs:10", "gamma:0.99",
                     "gae_lambda:0.95", "learning_rate:0.0003", "ent_coef:0.0", "clip_range:0.2", "max_grad_norm:0.5",
                     "vf_coef:0.5", "policy_kwargs:'dict()'")  # fmt: skip
@@ -378,7 +379,8 @@ PPO_GPG_HALFCHEETAH = ("normalize:True", "n_envs:32", "n_steps:64", "batch_size:
                        "gae_lambda:0.95", "learning_rate:4.93e-05", "ent_coef:5.252e-05", "clip_range:0.1",
                        "target_kl:0.1", "max_grad_norm:0.6599", "vf_coef:0.5",
                        "policy_kwargs:'dict(net_arch=[256, 256], activation_fn=nn.Tanh, ortho_init=True, "
-                       "log_std_init=-2.219)'")  # fmt: skip
+                       "log_std_init=-2.219)'",
+                       "callback:'sb3_gpg_bench.critic_variants.ReturnsExplained'")  # fmt: skip
 # The same PPO without its critic's memory, or without its capacity (sb3_gpg_bench.critic_variants)
 FRESH_CRITIC = ("callback:'sb3_gpg_bench.critic_variants.FreshCritic'",)
 LINEAR_CRITIC = (

@@ -14,7 +14,7 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.logger import HumanOutputFormat, Logger
 
-from sb3_gpg_bench.critic_variants import FreshCritic, LinearCritic
+from sb3_gpg_bench.critic_variants import FreshCritic, LinearCritic, ReturnsExplained
 from sb3_gpg_bench.explained_variance import explained_report
 from sb3_gpg_bench.suite import LOGGED_KEYS, logged_series
 from sb3_gpg_bench.suites import Setting, Suite
@@ -94,6 +94,30 @@ def test_linear_critic_is_linear_in_the_linear_baselines_features_and_the_actor_
         assert float(policy.predict_values(row[None])[0, 0]) == pytest.approx(float(features @ weights + bias), rel=1e-5)
 
 
+def test_returns_explained_scores_ppos_values_against_the_rollouts_monte_carlo_returns():
+    from stable_baselines3.common.utils import obs_as_tensor
+
+    model = PPO("MlpPolicy", make_vec_env("CartPole-v1", n_envs=2, seed=1), n_steps=64, seed=1, device="cpu")
+    callback = ReturnsExplained()
+    _, callback = model._setup_learn(128, callback=callback)
+    model.collect_rollouts(model.env, callback, model.rollout_buffer, model.n_steps)
+    logged = model.logger.name_to_value["diagnosis/returns_explained_variance"]
+    # by hand, env by env: each episode's discounted rewards, the one the rollout cuts completed by the value after it
+    buffer, gamma = model.rollout_buffer, model.gamma
+    after = model.policy.predict_values(obs_as_tensor(model._last_obs, "cpu")).detach().numpy().reshape(-1)
+    returns = np.zeros((64, 2))
+    for env in range(2):
+        following = 0.0 if model._last_episode_starts[env] else after[env]
+        for step in reversed(range(64)):
+            following = buffer.rewards[step, env] + gamma * following
+            returns[step, env] = following
+            if buffer.episode_starts[step, env]:
+                following = 0.0
+    assert buffer.episode_starts[1:].any()  # episodes end within the rollout
+    expected = 1 - np.var(returns - buffer.values) / np.var(returns)
+    assert logged == pytest.approx(expected, rel=1e-6)
+
+
 def test_explained_report_averages_each_quarter_per_seed_then_over_seeds(tmp_path):
     suite = Suite(["Walker2d-v5"], [Setting("gpg", "gpg"), Setting("ppo", "ppo")], "gpg", 10_000)
     found = {}
@@ -109,6 +133,7 @@ def test_explained_report_averages_each_quarter_per_seed_then_over_seeds(tmp_pat
             found.setdefault(("Walker2d-v5", name), {})[seed] = folder
     table = explained_report(suite, found, tmp_path)
     first_quarter = [seed + 0.15 for seed in (0, 1)]  # steps 100 and 200
-    assert f"| Walker2d-v5 | gpg | 2 | {np.mean(first_quarter):.2f} ± {np.std(first_quarter):.2f} |" in table
-    assert f"| Walker2d-v5 | ppo | 2 | {np.mean(first_quarter) + 0.5:.2f} ± 0.50 |" in table
+    assert f"| Walker2d-v5 | gpg | returns | 2 | {np.mean(first_quarter):.2f} ± {np.std(first_quarter):.2f} |" in table
+    assert f"| Walker2d-v5 | ppo | lambda-returns | 2 | {np.mean(first_quarter) + 0.5:.2f} ± 0.50 |" in table
+    assert "| Walker2d-v5 | gpg | lambda-returns |" not in table
     assert (tmp_path / "explained_variance.png").stat().st_size > 0
