@@ -46,7 +46,7 @@ def explained_series(folder: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         if logged.get(key) and measure not in series:
             steps, values = np.asarray(logged[key], dtype=float).T
             series[measure] = steps, values
-    if "gpg/baseline_explained_variance" in logged or "train/baseline_explained_variance" in logged:
+    if logged.get("gpg/baseline_explained_variance") or logged.get("train/baseline_explained_variance"):
         series.pop("lambda-returns", None)
     return series
 
@@ -65,9 +65,12 @@ def explained_report(suite: Suite, found: dict[tuple[str, str], dict[int, Path]]
                 series.setdefault((env_id, name, measure), {})[seed] = logged
     if not series:
         return ""
-    budget = max(steps[-1] for runs in series.values() for steps, _ in runs.values())
+    budget = max(
+        json.loads((folder / "meta.json").read_text())["n_timesteps"] for runs in found.values() for folder in runs.values()
+    )
     edges = np.linspace(0, budget, QUARTERS + 1)
     header = " | ".join(f"{int(low) // 1000}k-{int(high) // 1000}k" for low, high in pairwise(edges))
+    edges[-1] = np.inf  # the last rollout may end past the budget
     lines = [
         "How much of the returns the baseline (GPG) or the critic (PPO) explained, before the update that uses it: the "
         "mean over each quarter of training, mean ± std over seeds. *returns*: against the Monte-Carlo returns (GPG's "

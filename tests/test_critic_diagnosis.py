@@ -129,7 +129,10 @@ def test_explained_report_averages_each_quarter_per_seed_then_over_seeds(tmp_pat
             logged = {key: [[step, seed + step / 1000 + offset] for step in range(100, 900, 100)]}
             if name == "gpg":  # GPG also prints the in-sample one, which the report must not read
                 logged["train/explained_variance"] = [[step, -9.0] for step in range(100, 900, 100)]
+            else:  # the suite keeps every key, empty where the training never logged it
+                logged["gpg/baseline_explained_variance"] = []
             (folder / "training_log.json").write_text(json.dumps(logged))
+            (folder / "meta.json").write_text(json.dumps({"n_timesteps": 800}))
             found.setdefault(("Walker2d-v5", name), {})[seed] = folder
     table = explained_report(suite, found, tmp_path)
     first_quarter = [seed + 0.15 for seed in (0, 1)]  # steps 100 and 200
