@@ -11,11 +11,12 @@ own update loop, settings and logging stay as they are.
   as PPO trains its own. The episode time comes from ``gymnasium.wrappers.TimeAwareObservation`` (``env_wrapper``),
   the observation's last entry, which the actor does not see.
 
-``ReturnsExplained`` changes nothing: it logs how much of the rollout's Monte-Carlo returns PPO's values explain
-(``diagnosis/returns_explained_variance``), on the footing of GPG's ``train/baseline_explained_variance``: values
-predicted before the update that uses them, against discounted returns whose cut by the rollout's end is completed by
-the value of the state after it. SB3's ``train/explained_variance`` scores the values against lambda-returns built from
-those same values, which flatters them.
+``ReturnsExplained`` changes nothing: it logs how much of the rollout's Monte-Carlo returns PPO's values explain, on
+the footing of GPG's ``train/baseline_explained_variance``: values predicted before the update that uses them, against
+discounted returns whose cut by the rollout's end is completed by the value of the state after it
+(``diagnosis/returns_explained_variance``, GPG's footing under ``truncated_returns="bootstrap"``) or left cut
+(``diagnosis/cut_returns_explained_variance``, its footing under ``"keep"``). SB3's ``train/explained_variance`` scores
+the values against lambda-returns built from those same values, which flatters them.
 """
 
 from functools import partial
@@ -65,16 +66,18 @@ class ReturnsExplained(BaseCallback):
         assert isinstance(model, OnPolicyAlgorithm)
         buffer = model.rollout_buffer
         last_values = self.locals["values"].detach().cpu().numpy().reshape(-1)
-        following = last_values * (1.0 - np.asarray(self.locals["dones"], dtype=np.float64))
-        returns = np.zeros_like(buffer.rewards, dtype=np.float64)
-        for step in reversed(range(buffer.buffer_size)):
-            returns[step] = buffer.rewards[step] + model.gamma * following
-            # the step's return ends where the next sample starts an episode (SB3 adds a truncated episode's bootstrap
-            # to its last reward)
-            following = returns[step] * (1.0 - buffer.episode_starts[step])
-        variance = np.var(returns)
-        explained = float("nan") if variance == 0 else float(1 - np.var(returns - buffer.values) / variance)
-        self.logger.record("diagnosis/returns_explained_variance", explained)
+        not_done = 1.0 - np.asarray(self.locals["dones"], dtype=np.float64)
+        for key, after in (("returns", last_values * not_done), ("cut_returns", np.zeros_like(last_values))):
+            following = after
+            returns = np.zeros_like(buffer.rewards, dtype=np.float64)
+            for step in reversed(range(buffer.buffer_size)):
+                returns[step] = buffer.rewards[step] + model.gamma * following
+                # the step's return ends where the next sample starts an episode (SB3 adds a truncated episode's
+                # bootstrap to its last reward)
+                following = returns[step] * (1.0 - buffer.episode_starts[step])
+            variance = np.var(returns)
+            explained = float("nan") if variance == 0 else float(1 - np.var(returns - buffer.values) / variance)
+            self.logger.record(f"diagnosis/{key}_explained_variance", explained)
 
 
 class WithoutTime(nn.Module):
@@ -101,7 +104,8 @@ class LinearCritic(BaseCallback):
     """
     Replace PPO's value network by a linear function of GPG's linear-baseline features, before training starts; the
     actor keeps its architecture, its first layer reading the observation without the time. The optimiser is rebuilt
-    over the new parameters.
+    over the new parameters. A model trained with it no longer matches its policy class, so its saved file does not
+    load: a diagnostic, not a policy to keep.
     """
 
     def _on_step(self) -> bool:

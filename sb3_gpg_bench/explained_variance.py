@@ -8,8 +8,10 @@ Every measure scores predictions made before the update that uses them:
 
 - ``returns`` (GPG's ``train/baseline_explained_variance``, ``gpg/baseline_explained_variance`` in older runs, and
   ``diagnosis/returns_explained_variance`` of PPO runs with ``critic_variants.ReturnsExplained``): the baseline or the
-  critic's values against the Monte-Carlo returns, the cut ones completed by the value after the rollout; GPG's
-  baseline is cross-fitted, so no trajectory's returns enter its own prediction.
+  critic's values against the Monte-Carlo returns, the ones the rollout's end cuts completed by the value after it
+  (GPG's under ``truncated_returns="bootstrap"``; under ``"keep"`` its returns are left cut, PPO's ``cut returns``
+  row); GPG's baseline is cross-fitted, so no trajectory's returns enter its own prediction.
+- ``cut returns`` (``diagnosis/cut_returns_explained_variance``): PPO's values against the same returns left cut.
 - ``lambda-returns`` (SB3's ``train/explained_variance`` of PPO): the critic's values against lambda-returns built from
   those same values, which flatters them.
 """
@@ -27,6 +29,7 @@ MEASURES = {
     "train/baseline_explained_variance": "returns",
     "gpg/baseline_explained_variance": "returns",
     "diagnosis/returns_explained_variance": "returns",
+    "diagnosis/cut_returns_explained_variance": "cut returns",
     "train/explained_variance": "lambda-returns",
 }
 QUARTERS = 4
@@ -73,8 +76,9 @@ def explained_report(suite: Suite, found: dict[tuple[str, str], dict[int, Path]]
     edges[-1] = np.inf  # the last rollout may end past the budget
     lines = [
         "How much of the returns the baseline (GPG) or the critic (PPO) explained, before the update that uses it: the "
-        "mean over each quarter of training, mean ± std over seeds. *returns*: against the Monte-Carlo returns (GPG's "
-        "held out); *lambda-returns*: SB3's, against lambda-returns built from the critic's own values "
+        "mean over each quarter of training, mean ± std over seeds. *returns*: against the Monte-Carlo returns, cut ones "
+        "completed (GPG's held out, and cut where its entry keeps them so); *cut returns*: PPO's against the same "
+        "returns left cut; *lambda-returns*: SB3's, against lambda-returns built from the critic's own values "
         "(`sb3_gpg_bench.explained_variance`).",
         "",
         f"| task | setting | measure | seeds | {header} |",

@@ -43,6 +43,7 @@ LOGGED_KEYS = (
     "train/baseline_explained_variance",
     "gpg/baseline_explained_variance",
     "diagnosis/returns_explained_variance",
+    "diagnosis/cut_returns_explained_variance",
 )
 
 

@@ -387,8 +387,9 @@ LINEAR_CRITIC = (
     "callback:'sb3_gpg_bench.critic_variants.LinearCritic'",
     "env_wrapper:'gymnasium.wrappers.TimeAwareObservation'",
 )
+# Each setting is for one task (--envs): the PPO settings are written for theirs
 CRITIC_DIAGNOSIS = [
-    Setting("gpg", "gpg"),
+    Setting("gpg", "gpg", (), "critic_diagnosis"),
     Setting("ppo_gpg_settings_walker2d", "ppo", PPO_GPG_WALKER2D),
     Setting("ppo_gpg_settings_halfcheetah", "ppo", PPO_GPG_HALFCHEETAH),
     Setting("ppo_fresh_critic_walker2d", "ppo", (*PPO_GPG_WALKER2D, *FRESH_CRITIC)),

@@ -101,21 +101,24 @@ def test_returns_explained_scores_ppos_values_against_the_rollouts_monte_carlo_r
     callback = ReturnsExplained()
     _, callback = model._setup_learn(128, callback=callback)
     model.collect_rollouts(model.env, callback, model.rollout_buffer, model.n_steps)
-    logged = model.logger.name_to_value["diagnosis/returns_explained_variance"]
+    logged = model.logger.name_to_value
     # by hand, env by env: each episode's discounted rewards, the one the rollout cuts completed by the value after it
+    # or left cut
     buffer, gamma = model.rollout_buffer, model.gamma
     after = model.policy.predict_values(obs_as_tensor(model._last_obs, "cpu")).detach().numpy().reshape(-1)
-    returns = np.zeros((64, 2))
-    for env in range(2):
-        following = 0.0 if model._last_episode_starts[env] else after[env]
-        for step in reversed(range(64)):
-            following = buffer.rewards[step, env] + gamma * following
-            returns[step, env] = following
-            if buffer.episode_starts[step, env]:
-                following = 0.0
     assert buffer.episode_starts[1:].any()  # episodes end within the rollout
-    expected = 1 - np.var(returns - buffer.values) / np.var(returns)
-    assert logged == pytest.approx(expected, rel=1e-6)
+    for key, completed in (("returns", True), ("cut_returns", False)):
+        returns = np.zeros((64, 2))
+        for env in range(2):
+            following = after[env] if completed and not model._last_episode_starts[env] else 0.0
+            for step in reversed(range(64)):
+                following = buffer.rewards[step, env] + gamma * following
+                returns[step, env] = following
+                if buffer.episode_starts[step, env]:
+                    following = 0.0
+        expected = 1 - np.var(returns - buffer.values) / np.var(returns)
+        assert logged[f"diagnosis/{key}_explained_variance"] == pytest.approx(expected, rel=1e-6)
+    assert logged["diagnosis/returns_explained_variance"] != logged["diagnosis/cut_returns_explained_variance"]
 
 
 def test_explained_report_averages_each_quarter_per_seed_then_over_seeds(tmp_path):
