@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--save", metavar="PATH", help="save the trained model to PATH.zip")
     parser.add_argument(
         "--num-threads",
-        type=int,
+        type=_at_least(-1),
         default=1,
         help="torch threads: a small MLP on a CPU trains fastest on one, and more only contend, above all on a busy "
         "machine (-1 or 0: torch's default, one per core; as sb3-gpg train's --num-threads)",

@@ -5,7 +5,7 @@ defaults of ``fitted_baselines.BASELINE_KWARGS``.
 
 Trains GPG with its ``gpg.yml`` entry (VecNormalize where the entry has it) on a tuning seed, then collects
 ``--rollouts`` rollouts of ``--n-envs`` x ``--n-steps`` with the trained policy (observations as the policy sees them)
-and computes every baseline on each, as ``gpg/baseline_explained_variance`` is logged: SB3's explained variance of
+and computes every baseline on each, as ``train/baseline_explained_variance`` is logged: SB3's explained variance of
 baselines in which no trajectory's own returns enter its own baseline.
 
     python scripts/baseline_fit.py --env HalfCheetah-v5 --timesteps 300000 --output benchmarks/state_aware/fit_halfcheetah.md

@@ -88,7 +88,7 @@ LSTM_KWARGS = dict(lstm_hidden_size=64, ortho_init=False)
 CARTPOLE_NOVEL = dict(n_envs=8, n_steps=256, batch_size=512, n_epochs=10, gamma=0.98, learning_rate=1e-3, iterations=50,
                       eval_every=5, policy_kwargs=dict(net_arch=[64], **LSTM_KWARGS))  # fmt: skip
 # Pendulum with RL Zoo's observation and reward normalisation (VecNormalize), as its entry has it: rewards of -16 to 0 a
-# step are left unscaled otherwise (a first GPG run without it, seed 0, ended at -1384, no better than its start)
+# step are left unscaled otherwise, and GPG then learns little
 PENDULUM_NOVEL = dict(n_envs=4, n_steps=1024, n_epochs=10, gamma=0.9, learning_rate=1e-3, use_sde=True, sde_sample_freq=4,
                       iterations=25, eval_every=5, normalize=True,
                       policy_kwargs=dict(net_arch=[64], **LSTM_KWARGS))  # fmt: skip

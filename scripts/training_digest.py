@@ -21,6 +21,7 @@ import platform
 import sys
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -111,8 +112,15 @@ def digests() -> dict[str, str]:
 
 
 def environment() -> str:
-    """:return: a comment line naming what the digests depend on besides the code: the libraries and the CPU's kind"""
-    return f"# numpy {np.__version__}, torch {th.__version__}, {platform.machine()}"
+    """
+    :return: a comment line naming what the digests depend on besides the code: the libraries, and the CPU's kind and
+        model (another model may take other vector instructions, which round differently)
+    """
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
+    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+    model = names[0] if names else platform.processor() or "?"
+    return f"# numpy {np.__version__}, torch {th.__version__}, {platform.machine()}, {model}"
 
 
 def differences(lines: list[str], expected: list[str]) -> list[str]:

@@ -41,6 +41,7 @@ def test_unknown_env_is_one_line_with_argparse_status(env_id, message, capsys):
     "argv, message",
     [
         (["--timesteps", "-5"], "argument --timesteps: must be at least 1, got -5"),
+        (["--num-threads", "-5"], "argument --num-threads: must be at least -1, got -5"),
         (["--timesteps", "0"], "argument --timesteps: must be at least 1, got 0"),
         (["--n-envs", "0"], "argument --n-envs: must be at least 1, got 0"),
         (["--eval-episodes", "0"], "argument --eval-episodes: must be at least 1, got 0"),

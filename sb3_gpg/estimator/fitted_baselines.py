@@ -70,6 +70,9 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
         raise ValueError(f"baseline_kwargs['ridge'] must be positive, got {kwargs['ridge']}.")
     if kwargs.get("memory", 0) < 0:
         raise ValueError(f"baseline_kwargs['memory'] must be at least 0 (rollouts remembered), got {kwargs['memory']}.")
+    for name in ("recency", "fourier_scale"):
+        if kwargs.get(name) is not None and (isinstance(kwargs[name], bool) or not isinstance(kwargs[name], (int, float))):
+            raise ValueError(f"baseline_kwargs['{name}'] must be a number, got {kwargs[name]!r}.")
     if not 0 < kwargs.get("recency", 1.0) <= 1:
         raise ValueError(f"baseline_kwargs['recency'] must be in (0, 1], got {kwargs['recency']}.")
     if kwargs.get("fourier", 0) < 0:
@@ -88,8 +91,9 @@ def linear_features(
     :param fourier: random Fourier features of the clipped observation added: ``sqrt(2 / fourier) * cos(obs W + b)``,
         with ``W`` normal of standard deviation ``1 / fourier_scale`` (an RBF kernel of that length scale) and ``b``
         uniform in [0, 2 pi), both drawn from ``fourier_seed`` alone, so that every rollout gets the same features
-    :param fourier_scale: their length scale; None: ``sqrt(obs_dim)``, the typical distance of two observations
-        normalised to unit variance
+    :param fourier_scale: their length scale; None: ``sqrt(obs_dim)``, the typical norm of an observation normalised to
+        unit variance (VecNormalize's), so of the order of the distance between two (``sqrt(2 * obs_dim)``); without
+        normalisation, give one in the observation's own units
     :return: [clip(obs), clip(obs)**2, t, t**2, t**3, 1, the Fourier features] with t the scaled episode time, float64
     """
     obs = np.clip(flat_obs.astype(np.float64), -OBS_CLIP, OBS_CLIP)
