@@ -6,8 +6,8 @@ is their command line and ``sb3_gpg_bench.suite_report`` their tables and plots.
 Each run is one ``train`` subprocess with ``N_EVALUATIONS`` evaluations over its budget (RL Zoo's ``EvalCallback``:
 ``EVAL_EPISODES`` deterministic episodes each) and one torch thread. What a run leaves in ``<out>/runs/<run>/`` is
 small: RL Zoo's ``evaluations.npz``, the resolved hyperparameters (``config.yml``, ``args.yml``) and ``meta.json``
-(command, wall time, versions, the machine's load through the run and when each evaluation was written); model files
-are not kept.
+(command, wall time, versions, the machine's load through the run and when each evaluation was written), and
+``training_log.json`` (``LOGGED_KEYS``); model files are not kept.
 """
 
 import json

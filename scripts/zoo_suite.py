@@ -7,7 +7,8 @@ Each run is one ``train`` subprocess with 20 evaluations over its budget (RL Zoo
 episodes each; in the ``zoo`` suite on evaluation envs seeded apart from training, ``--eval-seed`` = seed + 10000) and
 one torch thread. What a run leaves in ``--out/runs/<run>/`` is small: ``evaluations.npz``, the resolved
 hyperparameters (``config.yml``, ``args.yml``) and ``meta.json`` (command, wall time, versions, the machine's load
-and the trainings beside the run, when each evaluation was written). A finished run is not run again, so the same
+and the trainings beside the run, when each evaluation was written) and ``training_log.json`` (the explained variance
+each update logged). A finished run is not run again, so the same
 command resumes a grid; ``--jobs`` runs several at once, ``--ray-address`` submits them to a Ray cluster
 (``pip install 'sb3-gpg[ray]'``; ``local`` starts Ray on this machine).
 
