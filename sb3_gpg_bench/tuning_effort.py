@@ -45,7 +45,8 @@ WHERE_FROM = {
     "state-aware screen; time bins, then bootstrapped cut returns",
     "LunarLanderContinuous-v3": "LunarLander-v3's entry; bootstrapped cut returns",
     "HalfCheetah-v5": "tried first on seed 0 (text only); the state-aware screen; two studies, their best trials "
-    "confirmed on seeds 100-102 (trials 35 and 88 before and after the fold fix); the second study's trial 26",
+    "confirmed on seeds 100-102 (trials 35 and 88 before and after the fold fix); the second study's trial 26; a memory "
+    "screen that kept it",
     "Hopper-v5": "tried first on seed 0 (text only); the state-aware screen's best cell",
     "Walker2d-v5": "Hopper-v5's entry (state-aware screen); two studies and a one-lever screen; bootstrapped cut returns; "
     "the memory screen after the critic diagnosis: a memory of 8 rollouts with 256 Fourier features",
