@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from sb3_gpg_bench.suites import Suite
+from sb3_gpg_bench.timing import meta
 
 # The logged keys and what each measures
 MEASURES = {
@@ -68,9 +69,7 @@ def explained_report(suite: Suite, found: dict[tuple[str, str], dict[int, Path]]
                 series.setdefault((env_id, name, measure), {})[seed] = logged
     if not series:
         return ""
-    budget = max(
-        json.loads((folder / "meta.json").read_text())["n_timesteps"] for runs in found.values() for folder in runs.values()
-    )
+    budget = max(meta(folder)["n_timesteps"] for runs in found.values() for folder in runs.values())
     edges = np.linspace(0, budget, QUARTERS + 1)
     header = " | ".join(f"{int(low) // 1000}k-{int(high) // 1000}k" for low, high in pairwise(edges))
     edges[-1] = np.inf  # the last rollout may end past the budget

@@ -144,6 +144,8 @@ def estimate(
     rollout = _Rollout(observations, episode_times, options, feature_keys)
     baseline_kwargs = options.baseline_kwargs or {}
     prior = remembered(memory, baseline_kwargs["recency"]) if options.baseline == "linear" else None
+    # the fitted baseline's features of every sample, env-major: read by the bootstrap, the fit and the memory
+    all_features = None if options.baseline == "bins" else rollout.sample_features()
     last_dones = np.asarray(last_dones, dtype=bool).reshape(n_envs)
     discounted, cut = discounted_returns(rewards, episode_starts, last_dones, gamma)
     step_returns = discounted.astype(np.float32)
@@ -151,14 +153,14 @@ def estimate(
     bootstrap_stats: dict[str, float]
     values_at_cut, bootstrap_stats = np.zeros(n_envs), {}
     if options.truncated_returns == "bootstrap":
-        completion, bootstrap_stats = _values_at_cut(rollout, step_returns, cut, ids, last_obs, prior)
+        completion, bootstrap_stats = _values_at_cut(rollout, all_features, step_returns, cut, ids, last_obs, prior)
         if completion is not None:
             step_returns = completed_returns(step_returns, cut, completion, gamma).astype(np.float32)
             values_at_cut = completion
     # Samples in the group: all, or under "mask" those whose returns the rollout's end did not cut
     in_group = ~env_major(cut) if options.truncated_returns == "mask" else np.ones(cut.size, dtype=bool)
     returns = env_major(step_returns)
-    features = None if options.baseline == "bins" else rollout.sample_features()[in_group]
+    features = None if all_features is None else all_features[in_group]
     fitted = _fitted_baselines(rollout, features, ids[in_group], returns[in_group], in_group, prior)
     # The bins' baselines, and for the held-out diagnostic where the baselines are the bins', those without the
     # sample's own trajectory (the same under leave_one_out)
@@ -263,7 +265,7 @@ def _fitted_baselines(
         holds a single trajectory (its bins' baselines are used then)
     """
     baseline, baseline_kwargs = rollout.options.baseline, rollout.options.baseline_kwargs or {}
-    if baseline == "bins" or features is None:
+    if features is None:
         return None
     # each sample's rollout row (samples are env-major: n_steps rows of one env, then the next env's)
     rows = np.flatnonzero(in_group) % len(rollout.episode_times)
@@ -276,12 +278,19 @@ def _fitted_baselines(
 
 
 def _values_at_cut(
-    rollout: _Rollout, returns: np.ndarray, cut: np.ndarray, ids: np.ndarray, last_obs: Any, prior: NormalEquations | None
+    rollout: _Rollout,
+    features: np.ndarray | None,
+    returns: np.ndarray,
+    cut: np.ndarray,
+    ids: np.ndarray,
+    last_obs: Any,
+    prior: NormalEquations | None,
 ) -> tuple[np.ndarray | None, dict[str, float]]:
     """
     The group's value of each env's state after the rollout: ``group_bootstrap`` over the complete returns, or the
     fitted baseline's, fitted on them.
 
+    :param features: the fitted baseline's features of every sample, env-major; None with ``baseline="bins"``
     :param returns: the returns, shape (n_steps, n_envs)
     :param cut: which samples' returns the rollout's end cut, shape (n_steps, n_envs)
     :param ids: trajectory of every sample, env-major
@@ -303,13 +312,13 @@ def _values_at_cut(
         )
     complete = ~env_major(cut)
     next_times = rollout.episode_times[-1] + 1
-    if options.baseline != "bins" and complete.any():
-        features = rollout.sample_features()[complete]
+    if features is not None and complete.any():
+        train = features[complete]
         queries = rollout.features(last_obs, next_times)[cut_envs]
         if options.baseline == "knn":
-            features, queries = standardise(features, queries)
+            train, queries = standardise(train, queries)
         values = fitted_values(
-            options.baseline, features, env_major(returns)[complete], queries, prior, **(options.baseline_kwargs or {})
+            options.baseline, train, env_major(returns)[complete], queries, prior, **(options.baseline_kwargs or {})
         )
         return _cut_values_and_stats(cut, values, np.ones(len(values), dtype=bool))
 

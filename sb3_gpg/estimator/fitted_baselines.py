@@ -129,12 +129,15 @@ def _ridge_solve(gram: np.ndarray, moments: np.ndarray, ridge: float) -> np.ndar
     return np.linalg.solve(gram + ridge * np.eye(len(gram)), moments)
 
 
-def _within(predictions: np.ndarray, returns: np.ndarray) -> np.ndarray:
+def _fitted(fit: NormalEquations, prior: NormalEquations | None, queries: np.ndarray, ridge: float) -> np.ndarray:
     """
-    :return: the linear fit's predictions clipped to the range of the returns it was fitted on: its cubic in the
-        episode time, fitted on some times only, would otherwise extrapolate to any value at the others
+    :param fit: the normal equations of the samples fitted on, with or without the memory's (``prior``) added
+    :return: the ridge fit's value of each query, clipped to the range of the returns it was fitted on: its cubic in
+        the episode time, fitted on some times only, would otherwise extrapolate to any value at the others
     """
-    return np.clip(predictions, returns.min(), returns.max())
+    if prior is not None:
+        fit = fit.plus(prior)
+    return np.clip(queries @ _ridge_solve(fit.gram, fit.moments, ridge), fit.low, fit.high)
 
 
 def _knn_mean(train: np.ndarray, targets: np.ndarray, queries: np.ndarray, n_neighbors: int, max_samples: int) -> np.ndarray:
@@ -189,14 +192,8 @@ def cross_fitted_baselines(
         gram, moment = sum(grams), sum(moments)
         for fold in range(n_folds):
             others = returns[folds != fold]
-            if prior is None:
-                weights = _ridge_solve(gram - grams[fold], moment - moments[fold], kwargs["ridge"])
-            else:
-                weights = _ridge_solve(
-                    gram - grams[fold] + prior.gram, moment - moments[fold] + prior.moments, kwargs["ridge"]
-                )
-                others = np.array([others.min(), others.max(), prior.low, prior.high])
-            baselines[folds == fold] = _within(features[folds == fold] @ weights, others)
+            fit = NormalEquations(gram - grams[fold], moment - moments[fold], float(others.min()), float(others.max()))
+            baselines[folds == fold] = _fitted(fit, prior, features[folds == fold], kwargs["ridge"])
         return baselines
     for fold in range(n_folds):
         own = folds == fold
@@ -217,12 +214,8 @@ def fitted_values(
     :return: the value of each query from a fit on all the given samples (no cross-fitting: the queries' own returns
         are not among them), e.g. of the states after the rollout from the complete returns
     """
-    if baseline == "linear" and prior is not None:
-        own = NormalEquations.of(features, returns).plus(prior)
-        weights = _ridge_solve(own.gram, own.moments, kwargs["ridge"])
-        return _within(query_features @ weights, np.array([own.low, own.high]))
     if baseline == "linear":
-        return _within(query_features @ _ridge_solve(features.T @ features, features.T @ returns, kwargs["ridge"]), returns)
+        return _fitted(NormalEquations.of(features, returns), prior, query_features, kwargs["ridge"])
     return _knn_mean(features, returns, query_features, kwargs["n_neighbors"], kwargs["max_samples"])
 
 
