@@ -24,7 +24,7 @@ import yaml
 from tqdm import tqdm
 
 from sb3_gpg_bench.grid import run_grid
-from sb3_gpg_bench.suites import Setting, pinned_entry
+from sb3_gpg_bench.suites import PPO_ENTRY, Setting, pinned_entry
 from sb3_gpg_bench.timing import run_watched
 
 N_EVALUATIONS = 20
@@ -32,7 +32,7 @@ EVAL_EPISODES = 10
 # rl_zoo3's ppo.yml has v4 (or v2) MuJoCo entries only: the v5 envs use them
 OLDER_ENTRIES = {"HalfCheetah-v5": "HalfCheetah-v4", "Hopper-v5": "Hopper-v4", "Walker2d-v5": "Walker2d-v4",
               "Swimmer-v5": "Swimmer-v4", "Ant-v5": "Ant-v4", "InvertedDoublePendulum-v5": "InvertedDoublePendulum-v2",
-              "Reacher-v5": "Reacher-v2"}  # fmt: skip
+              "Reacher-v5": "Reacher-v2", "InvertedPendulum-v5": "InvertedPendulum-v2"}  # fmt: skip
 RUN_FILES = ("evaluations.npz", "config.yml", "args.yml", "meta.json")
 # What each update logged that the runs are compared on, read from the training's standard output (SB3's tables at
 # ``verbose=1``), kept in ``training_log.json``: how much of the returns the baseline or critic explains (PPO's
@@ -93,7 +93,9 @@ def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, byte
     """
     # a pinned base (the entry its runs ran on) or, for an env that rl_zoo3's file lacks, the file that gives it one
     conf_file, conf_name = zoo_entry(run.setting.algo, run.env_id)[1], f"{run.setting.algo}_v5.yml"
-    if run.setting.base is not None:
+    if run.setting.base == PPO_ENTRY:
+        conf_file, conf_name = {run.env_id: zoo_entry("ppo", run.env_id)[0]}, f"{PPO_ENTRY}.yml"
+    elif run.setting.base is not None:
         conf_file, conf_name = {run.env_id: pinned_entry(run.setting.base, run.env_id)}, f"{run.setting.base}.yml"
     with tempfile.TemporaryDirectory() as scratch:
         conf = []

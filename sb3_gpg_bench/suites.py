@@ -124,6 +124,8 @@ ZOO_POLICY = "policy_kwargs:'dict(log_std_init=-2, ortho_init=False, activation_
 ZOO_WALKER2D_OPTIMISER = ("learning_rate:5.05e-05", "clip_range:0.1", "n_epochs:20", "ent_coef:5.85e-04", "max_grad_norm:1.0")
 KNN = ("baseline:'knn'", KNN_KWARGS)
 LINEAR_LAMBDA = ("baseline:'linear'", "gae_lambda:0.95")
+MEMORY8 = (*LINEAR_LAMBDA, "truncated_returns:'bootstrap'", "baseline_kwargs:{'memory':8}")
+MEMORY8_FOURIER256 = (*LINEAR_LAMBDA, "truncated_returns:'bootstrap'", "baseline_kwargs:{'memory':8,'fourier':256}")
 # Candidates against gpg.yml's entry ("gpg") on tuning seeds, each run on the tasks it was meant for (--envs), each
 # on the entry it was tried against (its base)
 ZOO_TUNING = [
@@ -329,6 +331,12 @@ ZOO_TUNING += [
     Setting(
         "gpg_halfcheetah_memory32_recency0.9", "gpg", ("baseline_kwargs:{'memory':32,'recency':0.9}",), "halfcheetah_trial26"
     ),
+    # CartPole's and LunarLander's entries (the time bins) against the same counterpart to PPO's critic: the linear
+    # baseline with a memory of the last 8 rollouts (and Fourier features), the cut returns it completes and GAE over it
+    Setting("gpg_cartpole_memory8", "gpg", MEMORY8, "cartpole_lunarlander"),
+    Setting("gpg_cartpole_memory8_fourier256", "gpg", MEMORY8_FOURIER256, "cartpole_lunarlander"),
+    Setting("gpg_lunarlander_memory8", "gpg", MEMORY8, "cartpole_lunarlander"),
+    Setting("gpg_lunarlander_memory8_fourier256", "gpg", MEMORY8_FOURIER256, "cartpole_lunarlander"),
     Setting("gpg_walker2d_ppo_optimiser", "gpg", ("batch_size:32", *ZOO_WALKER2D_OPTIMISER), "walker2d_bootstrap"),
     Setting("gpg_walker2d_trial87", "gpg", trial_params("walker2d_v5_600k_w3", 87, horizon_digits=True), "search"),
     Setting("gpg_walker2d_trial75", "gpg", trial_params("walker2d_v5_600k_w3", 75, horizon_digits=True), "search"),
@@ -354,9 +362,18 @@ ZOO_TUNING += [
     ),
 ]
 SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'",))]
+# The base of a setting that runs rl_zoo3's PPO entry for the task with another algorithm: a user's one-word swap
+PPO_ENTRY = "rl_zoo3_ppo"
+# The one-word swap: GPG with PPO's entry and the constructor's estimator defaults, and with the linear baseline
+SWAP = [
+    Setting("ppo", "ppo"),
+    Setting("gpg_swap", "gpg", (), PPO_ENTRY),
+    Setting("gpg_swap_linear", "gpg", ("baseline:'linear'", "truncated_returns:'bootstrap'"), PPO_ENTRY),
+]
 # Tasks gpg.yml has no entry for (continuous control, and a sparse reward): GPG's ``default:`` against RL Zoo's PPO
 # entry for each, and candidate defaults (on tuning seeds)
-DEFAULT_TASKS = ["Ant-v5", "InvertedDoublePendulum-v5", "Reacher-v5", "MountainCar-v0"]
+DEFAULT_TASKS = ["Ant-v5", "InvertedDoublePendulum-v5", "Reacher-v5", "MountainCar-v0", "InvertedPendulum-v5",
+                 "Pusher-v5", "BipedalWalker-v3", "FrozenLake-v1"]  # fmt: skip
 DEFAULT_SETTINGS = [
     Setting("ppo", "ppo"),
     Setting("gpg", "gpg", (), "defaults_first"),
@@ -406,6 +423,8 @@ SUITES = {
     "defaults": Suite(DEFAULT_TASKS, DEFAULT_SETTINGS, "ppo", 10_000),
     # which part of PPO's critic GPG lacks: PPO with GPG's settings against GPG's entry, on tuning seeds
     "critic_diagnosis": Suite(["Walker2d-v5", "HalfCheetah-v5"], CRITIC_DIAGNOSIS, "gpg", 10_000),
+    # the constructor's estimator defaults, as a one-word swap in a PPO script gets them, on tuning seeds
+    "swap": Suite(ZOO_TASKS + DEFAULT_TASKS, SWAP, "ppo", 10_000),
     # a tiny grid for the tests
     "smoke": Suite(["CartPole-v1"], SMOKE, "ppo", 10_000),
 }
