@@ -19,7 +19,12 @@ from pathlib import Path
 from sb3_gpg_bench.suites import ZOO_TASKS
 
 ROOT = Path(__file__).resolve().parents[1]
-SCREEN_DIRS = ("benchmarks/zoo_suite/tuning/runs", "benchmarks/mujoco_search/confirm/runs", "benchmarks/state_aware/runs")
+SCREEN_DIRS = (
+    "benchmarks/zoo_suite/tuning/runs",
+    "benchmarks/zoo_suite/tuning/memory_screen/runs",
+    "benchmarks/mujoco_search/confirm/runs",
+    "benchmarks/state_aware/runs",
+)
 REFERENCES = ("gpg", "ppo")
 STATES = ("COMPLETE", "PRUNED", "FAIL")
 # Each task's Optuna studies: JournalStorage files (every study in them) and the CSV exports of rl_zoo3's -optimize
@@ -36,7 +41,8 @@ TEXT_ONLY = {
 }
 # Where each entry comes from, in words (the counts beside it are computed)
 WHERE_FROM = {
-    "CartPole-v1": "unchanged since tried first on seed 0 (one run, text only); one-lever and cut-return screens",
+    "CartPole-v1": "RL Zoo's PPO entry, tried first on seed 0 (one run, text only); one-lever and cut-return screens; the "
+    "memory screen: a memory of 8 rollouts with 256 Fourier features",
     "Acrobot-v1": "unchanged since tried first on seed 0 (one run, text only); the entry's one run on seed 100",
     "Pendulum-v1": "Optuna's best (seed 100), confirmed on seeds 101-104 against the earlier entry (its tuning for "
     "3e5 steps: text only)",

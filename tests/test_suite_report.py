@@ -267,7 +267,8 @@ def test_each_committed_tuning_run_ran_its_settings_pinned_entry_with_its_params
         "tag:yaml.org,2002:python/object/apply:collections.OrderedDict",
         lambda loader, node: dict(loader.construct_sequence(node.value[0], deep=True)),  # type: ignore[arg-type]
     )
-    grids = {"zoo_suite/tuning": "zoo_tuning", "mujoco_search/confirm": "zoo_tuning", "default_entry": "defaults",
+    grids = {"zoo_suite/tuning": "zoo_tuning", "zoo_suite/tuning/memory_screen": "zoo_tuning",
+             "mujoco_search/confirm": "zoo_tuning", "default_entry": "defaults",
              "state_aware": "state_aware"}  # fmt: skip
     checked = 0
     for folder, suite in grids.items():
@@ -316,4 +317,4 @@ def test_the_tuning_effort_table_and_line_are_counted_from_the_committed_files()
     assert line in " ".join((root / "README.md").read_text().split())
     # a few counts checked by hand against the folders and the journals' own summaries (mujoco_search/*.md)
     assert effort["Walker2d-v5"].trials == {"COMPLETE": 95, "PRUNED": 89, "FAIL": 9}
-    assert (len(effort["CartPole-v1"].candidates), effort["CartPole-v1"].runs) == (7, 35)
+    assert (len(effort["CartPole-v1"].candidates), effort["CartPole-v1"].runs) == (9, 45)
