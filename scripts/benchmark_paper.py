@@ -66,6 +66,9 @@ PAPER_TABLE = {
     "HalfCheetah-v5": {"gpg": (333.7, 1031.7, 1000.1, 1940.9, 2773.6), "ppo": (679.3, 1346.3, 736.5, 1142.5, 1516.9)},
     "LunarLander-v3": {"gpg": (-18.8, 74.3, 75.8, 169.7, 257.4), "ppo": (-19.6, 117.8, 157.6, 157.8, 201.0)},
 }
+# The paper's estimator: the group baseline of the bins (GPG's default baseline, "auto", is the linear one where the
+# observations allow); with the other defaults, time bins and Monte-Carlo advantages over the returns as they are
+PAPER_ESTIMATOR = dict(baseline="bins")
 # The binning ablation: name -> GPG keyword arguments
 VARIANTS = {
     "time": dict(binning="time"),
@@ -176,7 +179,7 @@ def resume_or_start(
         model = PPO("MlpPolicy", env, gae_lambda=0.95, **kwargs)
     else:
         variant = GPG_VARIANTS[algo.removeprefix("gpg_")] if algo != "gpg" else {}
-        model = GPG("MlpPolicy", env, **variant, **kwargs)
+        model = GPG("MlpPolicy", env, **{**PAPER_ESTIMATOR, **variant}, **kwargs)
     return model, rows, resumed
 
 

@@ -100,12 +100,13 @@ FAMILIES = {
             "InvalidActionEnvMultiBinary": INVALID,
             "Taxi-v4": TAXI,
         },
-        # GPG's defaults, and state binning (the exact discrete state, with a global fallback under 2 returns)
-        algos={"gpg_mask": {}, "gpg_mask_state": dict(binning="state", min_bin_count=2), "ppo_mask": {}},
+        # the paper's estimator (GPG's defaults when these ran), and state binning (the exact discrete state, with a
+        # global fallback under 2 returns)
+        algos={"gpg_mask": dict(baseline="bins"), "gpg_mask_state": dict(binning="state", min_bin_count=2), "ppo_mask": {}},
     ),
     "recurrent": dict(
         envs={"CartPoleNoVel-v1": CARTPOLE_NOVEL, "PendulumNoVel-v1": PENDULUM_NOVEL},
-        algos={"gpg_lstm": {}, "ppo_lstm": {}},
+        algos={"gpg_lstm": dict(baseline="bins"), "ppo_lstm": {}},
     ),
 }
 CONTRIB_EVAL_EPISODES = 20
@@ -359,8 +360,9 @@ def build_mask_recurrent_model(task: str, algo: str, seed: int):
     kwargs = dict(n_steps=settings["n_steps"], batch_size=settings["batch_size"], seed=seed, device="cpu", **SHARED)
     if algo == "ppo_mask_stack":
         return MaskablePPO("MlpPolicy", env, policy_kwargs=dict(net_arch=[64, 64]), **kwargs)
-    algorithm = MaskableRecurrentGPG if algo == "gpg_mask_lstm" else RecurrentPPO
-    return algorithm("MlpLstmPolicy", env, policy_kwargs=LSTM, **kwargs)
+    if algo == "gpg_mask_lstm":  # the paper's estimator, GPG's default when these ran
+        return MaskableRecurrentGPG("MlpLstmPolicy", env, policy_kwargs=LSTM, baseline="bins", **kwargs)
+    return RecurrentPPO("MlpLstmPolicy", env, policy_kwargs=LSTM, **kwargs)
 
 
 def train_mask_recurrent(task: str, algo: str, seed: int, budget: int | None, eval_every: int | None) -> list[dict]:

@@ -51,8 +51,9 @@ def invalid_actions(n_envs: int) -> Any:
 
 CASES: dict[str, Callable[[], Any]] = {
     "cartpole-default": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0),
+    "cartpole-paper": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0, baseline="bins"),
     "cartpole-loo-min2-binstd": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0, leave_one_out=True,
-                                            min_bin_count=2, advantage_scale="bin_std"),
+                                            min_bin_count=2, advantage_scale="bin_std", baseline="bins"),
     "cartpole-mask-spatialtime": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=32, seed=0,
                                              truncated_returns="mask", binning="spatial_time", bin_size=0.5),
     "cartpole-spatialtime-min3": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0,
@@ -61,20 +62,21 @@ CASES: dict[str, Callable[[], Any]] = {
                                                     advantage_scale="bin_std", binning="spatial_time", bin_size=0.5,
                                                     min_bin_count=2),
     "pendulum-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, seed=0,
-                                           truncated_returns="bootstrap", use_sde=True),
+                                           truncated_returns="bootstrap", use_sde=True, baseline="bins"),
     "pendulum-linear-lambda-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, seed=0,
                                                          baseline="linear", gae_lambda=0.95,
                                                          truncated_returns="bootstrap"),
     "pendulum-knn-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, seed=0,
                                                baseline="knn", truncated_returns="bootstrap"),
-    "cartpole-knn": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0, baseline="knn"),
-    "maskable": lambda: MaskableGPG("MlpPolicy", invalid_actions(2), n_steps=64, batch_size=32, seed=0),
+    "cartpole-knn": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0, baseline="knn",
+                                truncated_returns="keep"),
+    "maskable": lambda: MaskableGPG("MlpPolicy", invalid_actions(2), n_steps=64, batch_size=32, seed=0, baseline="bins"),
     "recurrent-bootstrap": lambda: RecurrentGPG("MlpLstmPolicy", cartpole(2), n_steps=64, batch_size=32, seed=0,
-                                                truncated_returns="bootstrap", n_epochs=2),
+                                                truncated_returns="bootstrap", n_epochs=2, baseline="bins"),
     "recurrent-mask": lambda: RecurrentGPG("MlpLstmPolicy", cartpole(2), n_steps=32, batch_size=16, seed=0,
-                                           truncated_returns="mask", n_epochs=2),
+                                           truncated_returns="mask", n_epochs=2, baseline="bins"),
     "maskable-recurrent": lambda: MaskableRecurrentGPG("MlpLstmPolicy", invalid_actions(2), n_steps=32, batch_size=16,
-                                                       seed=0, n_epochs=2),
+                                                       seed=0, n_epochs=2, baseline="bins"),
 }  # fmt: skip
 
 

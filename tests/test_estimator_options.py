@@ -29,7 +29,7 @@ def first_and_last_coordinate(obs, t):
 
 
 OPTIONS: list[dict[str, Any]] = [
-    dict(binning="time"),
+    dict(binning="time", baseline="bins"),  # the paper's estimator
     dict(binning="spatial_time", bin_size=0.5, leave_one_out=True, min_bin_count=2, advantage_scale="bin_std"),
     dict(binning="rollout_step", truncated_returns="mask"),
     dict(binning="spatial", bin_size=[0.5, 0.5, 1.0, 1.0, 1.0], truncated_returns="bootstrap"),
@@ -51,14 +51,27 @@ def option_id(options: dict[str, Any]) -> str:
 @pytest.mark.parametrize("options", OPTIONS, ids=option_id)
 def test_a_rollout_gets_the_references_advantages(algorithm: Algorithm, options, dict_observations):
     env = algorithm.env(dict_observations=dict_observations)
-    policy = algorithm.policy(dict_observations)
-    model = algorithm.cls(policy, env, seed=3, gamma=GAMMA, **options, **algorithm.small)
+    model = algorithm.cls(algorithm.policy(dict_observations), env, seed=3, gamma=GAMMA, **options, **algorithm.small)
+    # a baseline left to the algorithm ("auto") is the bins under a binning other than the time's
+    assert_references_advantages(model, ReferenceGPG(env.num_envs, GAMMA, **options))
+
+
+@pytest.mark.parametrize("dict_observations", [False, True], ids=["Box", "Dict"])
+def test_the_algorithms_defaults_are_the_linear_baseline_with_the_cut_returns_completed(algorithm, dict_observations):
+    # what a one-word swap from PPO gets on observations with Box values (a Dict's Box parts)
+    env = algorithm.env(dict_observations=dict_observations)
+    model = algorithm.cls(algorithm.policy(dict_observations), env, seed=3, gamma=GAMMA, **algorithm.small)
+    reference = ReferenceGPG(env.num_envs, GAMMA, "time", baseline="linear", truncated_returns="bootstrap")
+    assert_references_advantages(model, reference)
+
+
+def assert_references_advantages(model, reference: ReferenceGPG) -> None:
+    """The advantages, returns and baselines of one rollout of ``model`` are the reference's."""
     buffer = collect_rollout(model)
     last_dones = model._last_episode_starts.astype(bool)
     # Episodes end inside the rollout, and some are cut by its end
     assert buffer.episode_starts[1:].any() and not last_dones.all()
 
-    reference = ReferenceGPG(env.num_envs, GAMMA, **options)
     returns, baselines, advantages, in_group = reference.advantages(
         flat(buffer.observations), buffer.rewards, buffer.episode_starts, last_dones, flat(model._last_obs)
     )
@@ -98,3 +111,38 @@ def test_the_linear_baselines_memory_gets_the_references_baselines_rollout_after
         # without the memory, the baselines differ from the second rollout on
         _, without_memory, _, _ = forgetful.advantages(*args)
         assert (rollout > 0) == bool(np.abs(without_memory - baselines)[in_group].max() > 1e-3)
+
+
+def test_the_algorithms_default_baseline_is_the_bins_where_the_linear_one_has_no_features_or_a_binning_is_chosen(
+    tmp_path,
+):
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.envs import FakeImageEnv
+
+    from sb3_gpg import GPG
+
+    def resolved(env, policy="MlpPolicy", **options):
+        buffer = GPG(policy, env, n_steps=16, batch_size=16, device="cpu", **options).rollout_buffer
+        return buffer.baseline, buffer.truncated_returns
+
+    assert resolved("Pendulum-v1") == ("linear", "bootstrap")
+    assert resolved("Pendulum-v1", truncated_returns="mask") == ("linear", "mask")
+    assert resolved("Pendulum-v1", binning="universal") == ("bins", "keep")
+    assert resolved("FrozenLake-v1") == ("bins", "keep")  # Discrete observations
+    image_env = FakeImageEnv(screen_height=36, screen_width=36, n_channels=1)
+    assert resolved(image_env, "CnnPolicy", policy_kwargs=dict(features_extractor_kwargs=dict(features_dim=8))) == (
+        "bins",
+        "keep",
+    )
+    assert resolved("Pendulum-v1", baseline="bins") == ("bins", "keep")  # the paper's estimator, one argument away
+    # a saved model keeps "auto" and decides again on the env it is loaded with
+    model = GPG("MlpPolicy", "Pendulum-v1", n_steps=16, batch_size=16, device="cpu")
+    model.save(tmp_path / "model")
+    loaded = GPG.load(tmp_path / "model", env=make_vec_env("Pendulum-v1"), device="cpu")
+    assert (loaded.baseline, loaded.rollout_buffer.baseline, loaded.rollout_buffer.truncated_returns) == (
+        "auto",
+        "linear",
+        "bootstrap",
+    )
+    with pytest.raises(ValueError, match="baseline='auto' uses the bins here"):
+        resolved("FrozenLake-v1", baseline_kwargs=dict(memory=8))

@@ -139,7 +139,8 @@ def test_gsde_actions_are_stored_as_sampled_and_sent_in_bounds(squash_output):
 def test_several_envs_fill_one_group():
     # Time binning: the episode starts of all envs share one bin, whose baseline is the mean of their returns (the
     # group is the rollout of every env, not each env's own)
-    buffer = collect_rollout(GPG("MlpPolicy", make_vec_env("CartPole-v1", n_envs=4, seed=0), seed=0, **SMALL))
+    env = make_vec_env("CartPole-v1", n_envs=4, seed=0)
+    buffer = collect_rollout(GPG("MlpPolicy", env, seed=0, baseline="bins", **SMALL))
     starts = buffer.episode_times == 0
     assert starts.any(axis=0).all() and len(np.unique(buffer.returns[starts])) > 1  # each env starts, returns differ
     np.testing.assert_allclose(buffer.values[starts], buffer.returns[starts].mean(), rtol=1e-6)
@@ -458,7 +459,7 @@ def test_no_signal_warning_is_silent_where_the_group_has_one(env_id, n_envs, n_s
     ],
 )
 def test_no_signal_warning_fires_once_per_learn_call_with_the_numbers(env_id, n_steps):
-    (message,) = no_signal_warnings(env_id, 1, n_steps, rollouts=6)
+    (message,) = no_signal_warnings(env_id, 1, n_steps, rollouts=6, baseline="bins")
     assert "100% of the samples had only their own trajectory in their bin" in message
     assert f"n_steps x n_envs = {n_steps} x 1 samples" in message and "a longer n_steps" in message
 
@@ -469,11 +470,11 @@ FLAT = "rollouts in a row"
 def test_equal_returns_rollout_after_rollout_warn_once_at_any_point():
     # MountainCar-v0's 200-step episodes fill 200-step rollouts exactly, and a random policy never reaches the goal:
     # every time bin holds the same return of -1 per step, so every advantage is 0, from the first rollout to the last
-    (message,) = no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING + 5, match=FLAT)
+    (message,) = no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING + 5, match=FLAT, baseline="bins")
     assert f"no signal for {FLAT_ROLLOUTS_WARNING} rollouts in a row" in message and "n_envs" in message
-    assert no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING - 1, match=FLAT) == []
+    assert no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING - 1, match=FLAT, baseline="bins") == []
     # Where returns differ (CartPole's episodes end at different times), it stays silent
-    assert no_signal_warnings("CartPole-v1", 2, 64, FLAT_ROLLOUTS_WARNING + 2, match=FLAT) == []
+    assert no_signal_warnings("CartPole-v1", 2, 64, FLAT_ROLLOUTS_WARNING + 2, match=FLAT, baseline="bins") == []
     # The fix it names first: a baseline of the state's cell, blind to the time, with lambda-returns over it gives the
     # same goal-less rollouts advantages (cells of about one standard deviation of a random policy's position and
     # velocity, what the default bin_size gives after VecNormalize)

@@ -19,7 +19,7 @@ from sb3_gpg.zoo.registry import check_gpg_hyperparams
 from sb3_gpg_bench import suites
 from sb3_gpg_bench.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
 from sb3_gpg_bench.suite import Run, budget_of, finished, random_scores, run_suite, zoo_entry
-from sb3_gpg_bench.suites import PINNED_ENTRIES_FILE, SUITES, Setting, trial_params
+from sb3_gpg_bench.suites import PINNED_ENTRIES_FILE, PPO_ENTRY, SUITES, Setting, trial_params
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -380,7 +380,11 @@ def test_every_gpg_setting_of_every_suite_is_a_valid_entry_on_each_task():
             if setting.algo != "gpg":
                 continue
             params = parser.parse_args(["-params", *setting.params] if setting.params else []).params
-            pinned = yaml.safe_load(PINNED_ENTRIES_FILE.read_text())[setting.base] if setting.base else None
+            pinned = None
+            if setting.base == PPO_ENTRY:  # rl_zoo3's PPO entry for each task, run by GPG
+                pinned = {env_id: zoo_entry("ppo", env_id)[0] for env_id in suite.tasks}
+            elif setting.base:
+                pinned = yaml.safe_load(PINNED_ENTRIES_FILE.read_text())[setting.base]
             for env_id in suite.tasks if pinned is None else sorted(pinned):
                 entry = (zoo_entry("gpg", env_id)[0] if pinned is None else pinned[env_id]) | params
                 check_gpg_hyperparams(entry, f"{name}/{setting.name}/{env_id}")

@@ -25,7 +25,7 @@ from sb3_gpg.estimator.fitted_baselines import (
     trajectory_folds,
 )
 from sb3_gpg.estimator.group_baseline import advantage_stats, group_baselines, group_bootstrap
-from sb3_gpg.estimator.options import GroupOptions
+from sb3_gpg.estimator.options import AUTO, GroupOptions
 from sb3_gpg.estimator.returns import (
     completed_returns,
     discounted_returns,
@@ -130,7 +130,7 @@ def estimate(
         needed by ``truncated_returns="bootstrap"`` with a binning that reads observations or a fitted baseline
     :param episode_times: steps since each sample's episode began, shape (n_steps, n_envs), carried across rollouts
         by the caller; the step after the rollout is at ``episode_times[-1] + 1``
-    :param options: GPG's options, checked (``GroupOptions.checked``: defaults filled in)
+    :param options: GPG's options, resolved and checked (``GroupOptions.resolved``, ``GroupOptions.checked``)
     :param gamma: discount factor
     :param gae_lambda: GAE's lambda over the baselines; 1: advantages are returns minus baselines
     :param feature_keys: for Dict observations, the keys the fitted baselines read (the Box parts)
@@ -139,6 +139,11 @@ def estimate(
     :return: the estimate
     :raises ValueError: for a bootstrap that needs ``last_obs`` without it
     """
+    if options.baseline == AUTO or options.truncated_returns is None:
+        raise ValueError(
+            "estimate takes resolved options (GroupOptions.resolved): baseline='auto' and truncated_returns=None "
+            "depend on the observation space."
+        )
     start = time.perf_counter()
     n_steps, n_envs = rewards.shape
     rollout = _Rollout(observations, episode_times, options, feature_keys)

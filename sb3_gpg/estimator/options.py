@@ -15,6 +15,11 @@ from sb3_gpg.estimator.binning import Binning, check_binning_arguments
 from sb3_gpg.estimator.fitted_baselines import check_baseline
 
 TRUNCATED_RETURNS = ("keep", "mask", "bootstrap")
+# The algorithms' default baseline: the linear one where the observations allow, else the bins (GroupOptions.resolved)
+AUTO = "auto"
+# Where the algorithms' defaults differ from the options' own (those of the paper's estimator, which a buffer or the
+# estimator built alone gets): a one-word swap from PPO gets a baseline of the state where the observations allow
+ALGORITHM_DEFAULTS: dict[str, Any] = {"baseline": AUTO, "truncated_returns": None}
 ADVANTAGE_SCALES = ("none", "bin_std")
 
 
@@ -33,7 +38,8 @@ class GroupOptions:
     :param min_bin_count: a bin holding fewer returns (other trajectories' only, under ``leave_one_out``) takes its
         baseline from the next coarser binning (spatial_time -> time -> universal; others -> universal); where even
         universal holds too few, the advantage is 0
-    :param truncated_returns: ``"keep"`` uses returns cut by the rollout's end as they are (as in the paper);
+    :param truncated_returns: None (the algorithms' default): ``"bootstrap"`` under a fitted baseline, ``"keep"``
+        under the bins; ``"keep"`` uses returns cut by the rollout's end as they are (as in the paper);
         ``"mask"`` leaves those samples out of the bins and out of the loss; ``"bootstrap"`` completes them with the
         group's estimate of what follows: ``gamma**k`` times the value of the env's next state, k steps after the
         sample, where the value is the mean first-visit return, among the rollout's complete (not cut) returns, of the
@@ -42,7 +48,10 @@ class GroupOptions:
     :param advantage_scale: ``"none"``, or ``"bin_std"``: every advantage is divided by the standard deviation of the
         first-visit returns of the bin its baseline came from (the next coarser bin's where that one holds fewer than
         two returns or no spread; 1 where none has), before the per-minibatch normalisation of ``normalize_advantage``
-    :param baseline: ``"bins"`` (the mean first-visit return of the sample's bin), or a baseline fitted per rollout to
+    :param baseline: ``"auto"`` (the algorithms' default): ``"linear"`` where the observations give it features (a
+        Box, or a Dict's Box parts, no images) and the binning is the time's, else ``"bins"`` (``resolved``);
+        ``"bins"`` (the mean first-visit return of the sample's bin: with the other defaults, the paper's estimator),
+        or a baseline fitted per rollout to
         the group's returns on the observation and the episode time, cross-fitted so that no trajectory's returns
         enter its own baseline: ``"linear"`` (ridge regression on clipped observations, their squares and a cubic in
         the time) or ``"knn"`` (mean return of the nearest samples of other trajectories); see ``fitted_baselines``
@@ -56,7 +65,7 @@ class GroupOptions:
     bin_size: float | Sequence[float] | np.ndarray = 1.0
     leave_one_out: bool = False
     min_bin_count: int = 1
-    truncated_returns: str = "keep"
+    truncated_returns: str | None = "keep"
     advantage_scale: str = "none"
     baseline: str = "bins"
     baseline_kwargs: dict[str, Any] | None = None
@@ -70,7 +79,7 @@ class GroupOptions:
         :raises TypeError: naming an unknown argument and the options there are, as Python does for a constructor
         """
         check_option_names(owner, kwargs)
-        return cls(**kwargs)
+        return cls(**{**ALGORITHM_DEFAULTS, **kwargs})
 
     def checked(self, obs_dim: int | None = None, rollout_buffer_kwargs: dict[str, Any] | None = None) -> "GroupOptions":
         """
@@ -83,13 +92,35 @@ class GroupOptions:
         clashing = sorted(set(rollout_buffer_kwargs or {}) & set(GROUP_OPTION_NAMES))
         if clashing:
             raise ValueError(f"Pass {', '.join(clashing)} to the algorithm directly, not in rollout_buffer_kwargs.")
-        baseline_kwargs = check_baseline(self.baseline, self.baseline_kwargs)
+        # "auto" is made concrete where the observation space is known (resolved): checked as the linear baseline
+        checked_kwargs = check_baseline("linear" if self.baseline == AUTO else self.baseline, self.baseline_kwargs)
+        baseline_kwargs = self.baseline_kwargs if self.baseline == AUTO else checked_kwargs
         bin_size = check_binning_arguments(self.binning, self.bin_size, self.min_bin_count, obs_dim)
-        if self.truncated_returns not in TRUNCATED_RETURNS:
+        if self.truncated_returns is not None and self.truncated_returns not in TRUNCATED_RETURNS:
             raise ValueError(f"truncated_returns must be one of {TRUNCATED_RETURNS}, got {self.truncated_returns!r}.")
         if self.advantage_scale not in ADVANTAGE_SCALES:
             raise ValueError(f"advantage_scale must be one of {ADVANTAGE_SCALES}, got {self.advantage_scale!r}.")
         return replace(self, bin_size=bin_size, min_bin_count=int(self.min_bin_count), baseline_kwargs=baseline_kwargs)
+
+    def resolved(self, features: bool) -> "GroupOptions":
+        """
+        :param features: whether the observations give the fitted baselines features (Box values, no images)
+        :return: the options with ``baseline="auto"`` and ``truncated_returns=None`` made concrete
+        :raises ValueError: for ``baseline_kwargs`` under an ``"auto"`` baseline that comes out as the bins
+        """
+        baseline = self.baseline
+        if baseline == AUTO:
+            baseline = "linear" if features and self.binning == "time" else "bins"
+            if baseline == "bins" and self.baseline_kwargs:
+                raise ValueError(
+                    f"baseline_kwargs {self.baseline_kwargs} are the fitted baseline's, but baseline='auto' uses the bins "
+                    f"here (binning={self.binning!r}, or observations without Box features): pass baseline='linear' "
+                    "with features it can read, or no baseline_kwargs."
+                )
+        truncated_returns = self.truncated_returns
+        if truncated_returns is None:
+            truncated_returns = "keep" if baseline == "bins" else "bootstrap"
+        return replace(self, baseline=baseline, truncated_returns=truncated_returns)
 
     def as_kwargs(self) -> dict[str, Any]:
         """

@@ -155,6 +155,8 @@ def sample_gpg_params(
         sampled["bin_size"] = trial.suggest_categorical("bin_size", [0.2, 0.5, 1.0, 2.0])
     hyperparams = convert_gpg_params(sampled)
     hyperparams.pop("n_envs")
+    # the sampled baseline's own arguments, not the entry's (which may be another baseline's)
+    hyperparams["baseline_kwargs"] = None
     # Show the true values in Optuna's dashboard
     for name in ("gamma", "n_steps", "batch_size"):
         trial.set_user_attr(name, hyperparams[name])
