@@ -473,6 +473,10 @@ def test_equal_returns_rollout_after_rollout_warn_once_at_any_point():
     (message,) = no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING + 5, match=FLAT, baseline="bins")
     assert f"no signal for {FLAT_ROLLOUTS_WARNING} rollouts in a row" in message and "n_envs" in message
     assert no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING - 1, match=FLAT, baseline="bins") == []
+    # Under the default baseline (the linear one, here) the advantages are its fit's noise, and it warns alike
+    (message,) = no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING + 5, match=FLAT)
+    assert "the fitted baseline's noise" in message
+    assert no_signal_warnings("CartPole-v1", 2, 64, FLAT_ROLLOUTS_WARNING + 2, match=FLAT) == []
     # Where returns differ (CartPole's episodes end at different times), it stays silent
     assert no_signal_warnings("CartPole-v1", 2, 64, FLAT_ROLLOUTS_WARNING + 2, match=FLAT, baseline="bins") == []
     # The fix it names first: a baseline of the state's cell, blind to the time, with lambda-returns over it gives the

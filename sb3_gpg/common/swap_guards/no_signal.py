@@ -2,8 +2,9 @@
 The no-signal checks. Over the first rollouts of each ``learn`` call, the share of samples whose advantage the group
 cannot inform (a baseline from a bin holding their own trajectory alone, or no baseline at all): most of them means
 settings carried over from PPO that leave GPG's group empty, which training alone would not reveal. At any point of
-training, rollouts in a row whose every advantage is 0: no trajectory of the group did better than another (a sparse
-reward never reached), so the policy is not updated at all.
+training, rollouts in a row whose every advantage is 0, or under a fitted baseline whose held-out fit explains all but
+the noise of the returns: no trajectory of the group did better than another (a sparse reward never reached), so the
+policy is not updated at all, or only by noise.
 """
 
 import warnings
@@ -16,6 +17,9 @@ SIGNAL_CHECK_ROLLOUTS = 3
 NO_SIGNAL_WARNING_SHARE = 0.5
 # How many rollouts in a row with every advantage 0 make the check warn
 FLAT_ROLLOUTS_WARNING = 10
+# A fitted baseline that explains this much of the returns held out leaves advantages that are its fit's noise alone
+# (returns that depend on the episode time only: every trajectory got the same return where it was compared)
+FLAT_EXPLAINED_VARIANCE = 0.999
 
 
 class NoSignalWarning(UserWarning):
@@ -42,11 +46,16 @@ class NoSignalCheck:
             self.rollouts.append(group_stats)
             if len(self.rollouts) == SIGNAL_CHECK_ROLLOUTS:
                 self.warn_if_no_signal(model)
-        self.flat_in_a_row = self.flat_in_a_row + 1 if group_stats["zero_advantage_share"] >= 1.0 else 0
+        buffer = model.rollout_buffer
+        fitted = getattr(buffer, "baseline", "bins") != "bins"
+        fitted_flat = fitted and getattr(buffer, "explained_variance", np.nan) >= FLAT_EXPLAINED_VARIANCE
+        flat = group_stats["zero_advantage_share"] >= 1.0 or fitted_flat
+        self.flat_in_a_row = self.flat_in_a_row + 1 if flat else 0
         if self.flat_in_a_row == FLAT_ROLLOUTS_WARNING:
             self.warn(
                 f"GPG has had no signal for {FLAT_ROLLOUTS_WARNING} rollouts in a row ({model.num_timesteps} steps so "
-                "far): every advantage was 0, because every trajectory of the group got the same return where it was "
+                "far): every advantage was 0 (or the fitted baseline's noise: it explained 99.9% of the returns held "
+                "out), because every trajectory of the group got the same return where it was "
                 "compared (a sparse reward never reached, or episodes that all end alike), so the policy is not being "
                 "updated. Fixes: for low-dimensional observations, a baseline blind to the episode time with "
                 "lambda-returns over it (VecNormalize, binning='spatial', gae_lambda=0.95), which rewards reaching "
