@@ -48,7 +48,8 @@ WHERE_FROM = {
     "3e5 steps: text only)",
     "MountainCarContinuous-v0": "Optuna's best (seed 100), confirmed on seeds 101-104 against the starting point",
     "LunarLander-v3": "RL Zoo's PPO entry, tried first on seed 0 and its constant rate chosen there (text only); the "
-    "state-aware screen; time bins, then bootstrapped cut returns",
+    "state-aware screen; time bins, then bootstrapped cut returns; the memory screen: a memory of 8 rollouts with 256 "
+    "Fourier features",
     "LunarLanderContinuous-v3": "LunarLander-v3's entry; bootstrapped cut returns",
     "HalfCheetah-v5": "tried first on seed 0 (text only); the state-aware screen; two studies, their best trials "
     "confirmed on seeds 100-102 (trials 35 and 88 before and after the fold fix); the second study's trial 26; a memory "
