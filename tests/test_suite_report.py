@@ -269,7 +269,7 @@ def test_each_committed_tuning_run_ran_its_settings_pinned_entry_with_its_params
         lambda loader, node: dict(loader.construct_sequence(node.value[0], deep=True)),  # type: ignore[arg-type]
     )
     grids = {"zoo_suite/tuning": "zoo_tuning", "zoo_suite/tuning/memory_screen": "zoo_tuning",
-             "mujoco_search/confirm": "zoo_tuning", "default_entry": "defaults",
+             "mujoco_search/confirm": "zoo_tuning", "default_entry": "defaults", "default_entry/wider": "defaults",
              "state_aware": "state_aware"}  # fmt: skip
     checked = 0
     for folder, suite in grids.items():
