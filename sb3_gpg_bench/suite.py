@@ -23,6 +23,7 @@ import numpy as np
 import yaml
 from tqdm import tqdm
 
+from sb3_gpg.estimator.options import PAPER_ESTIMATOR
 from sb3_gpg_bench.grid import run_grid
 from sb3_gpg_bench.suites import PPO_ENTRY, Setting, pinned_entry
 from sb3_gpg_bench.timing import run_watched
@@ -34,9 +35,6 @@ OLDER_ENTRIES = {"HalfCheetah-v5": "HalfCheetah-v4", "Hopper-v5": "Hopper-v4", "
               "Swimmer-v5": "Swimmer-v4", "Ant-v5": "Ant-v4", "InvertedDoublePendulum-v5": "InvertedDoublePendulum-v2",
               "Reacher-v5": "Reacher-v2", "InvertedPendulum-v5": "InvertedPendulum-v2"}  # fmt: skip
 RUN_FILES = ("evaluations.npz", "config.yml", "args.yml", "meta.json")
-# The constructor's estimator defaults before the "auto" baseline (the paper's), which the pinned entries' runs ran
-# where they named none; a setting's -params still override them
-PAPER_ESTIMATOR = {"baseline": "bins", "truncated_returns": "keep"}
 # What each update logged that the runs are compared on, read from the training's standard output (SB3's tables at
 # ``verbose=1``), kept in ``training_log.json``: how much of the returns the baseline or critic explains (PPO's
 # train/explained_variance; GPG's train/baseline_explained_variance, held out, which runs before 0.1.0's release logged
@@ -98,7 +96,8 @@ def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, byte
     conf_file, conf_name = zoo_entry(run.setting.algo, run.env_id)[1], f"{run.setting.algo}_v5.yml"
     if run.setting.base is not None:
         base = zoo_entry("ppo", run.env_id)[0] if run.setting.base == PPO_ENTRY else pinned_entry(run.setting.base, run.env_id)
-        # GPG gets the estimator the base's runs got from the constructor before its defaults changed, where it names none
+        # GPG gets the estimator the base's runs got from the constructor before its defaults changed (the paper's),
+        # where the base names none; a setting's -params still override it
         conf_file = {run.env_id: base if run.setting.algo == "ppo" else {**PAPER_ESTIMATOR, **base}}
         conf_name = f"{run.setting.base}.yml"
     with tempfile.TemporaryDirectory() as scratch:

@@ -40,6 +40,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import CheckpointCallback
 from tqdm import tqdm
 
+from sb3_gpg.estimator.options import PAPER_ESTIMATOR
 from sb3_gpg_bench.experiments import (
     EVAL_NORMALIZE,
     SETTINGS,
@@ -66,9 +67,6 @@ PAPER_TABLE = {
     "HalfCheetah-v5": {"gpg": (333.7, 1031.7, 1000.1, 1940.9, 2773.6), "ppo": (679.3, 1346.3, 736.5, 1142.5, 1516.9)},
     "LunarLander-v3": {"gpg": (-18.8, 74.3, 75.8, 169.7, 257.4), "ppo": (-19.6, 117.8, 157.6, 157.8, 201.0)},
 }
-# The paper's estimator: the group baseline of the bins (GPG's default baseline, "auto", is the linear one where the
-# observations allow); with the other defaults, time bins and Monte-Carlo advantages over the returns as they are
-PAPER_ESTIMATOR = dict(baseline="bins")
 # The binning ablation: name -> GPG keyword arguments
 VARIANTS = {
     "time": dict(binning="time"),
@@ -179,6 +177,7 @@ def resume_or_start(
         model = PPO("MlpPolicy", env, gae_lambda=0.95, **kwargs)
     else:
         variant = GPG_VARIANTS[algo.removeprefix("gpg_")] if algo != "gpg" else {}
+        # the paper's estimator (GPG's default baseline, "auto", is the linear one where the observations allow)
         model = GPG("MlpPolicy", env, **{**PAPER_ESTIMATOR, **variant}, **kwargs)
     return model, rows, resumed
 

@@ -258,7 +258,7 @@ def test_finals_json_counts_its_seeds_and_discloses_the_earlier_runs(tmp_path):
 def test_each_committed_tuning_run_ran_its_settings_pinned_entry_with_its_params():
     # A setting with a base names the entry it was tried against as its runs ran it: each committed run's config.yml
     # (the entry rl_zoo3 trained with) is that base with the run's -params (args.yml), so the base pins what ran
-    from sb3_gpg_bench.suite import PAPER_ESTIMATOR
+    from sb3_gpg.estimator.options import PAPER_ESTIMATOR
     from sb3_gpg_bench.suites import SUITES, pinned_entry
 
     class Loader(yaml.SafeLoader):

@@ -45,7 +45,7 @@ def check_observation_binning(binning: Binning, observation_space: spaces.Space,
     :raises ValueError: for a binning or a fitted baseline that reads observations the space cannot give it (images;
         continuous values for state binning), naming what works
     """
-    if baseline != "bins" and (has_image_space(observation_space) or not box_keys(observation_space)):
+    if baseline != "bins" and not has_features(observation_space):
         raise ValueError(
             f"baseline={baseline!r} fits the returns on the Box observations (a Dict's Box parts), which "
             f"{observation_space} does not give usable features for (images, or no Box part). Use baseline='bins' "
@@ -72,6 +72,13 @@ def check_observation_binning(binning: Binning, observation_space: spaces.Space,
             f"Box), got {observation_space}. For continuous observations use binning='spatial' or 'spatial_time' "
             "with a bin_size."
         )
+
+
+def has_features(observation_space: spaces.Space) -> bool:
+    """
+    :return: whether the fitted baselines can read the space's observations: Box values (a Dict's Box parts), no images
+    """
+    return not has_image_space(observation_space) and bool(box_keys(observation_space))
 
 
 def box_keys(observation_space: spaces.Space) -> list[str | None]:

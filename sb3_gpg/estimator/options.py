@@ -130,6 +130,8 @@ class GroupOptions:
 
 
 GROUP_OPTION_NAMES = tuple(field.name for field in fields(GroupOptions))
+# The paper's estimator: the options' own defaults where the algorithms' differ (the time bins, cut returns kept)
+PAPER_ESTIMATOR = {field.name: field.default for field in fields(GroupOptions) if field.name in ALGORITHM_DEFAULTS}
 
 
 def check_option_names(owner: str, kwargs: dict[str, Any]) -> None:
