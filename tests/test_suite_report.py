@@ -190,6 +190,11 @@ def test_a_watched_run_records_the_load_and_when_each_evaluation_was_written(tmp
         "    time.sleep(1.2); np.savez(folder / 'evaluations.npz', timesteps=np.arange(count), results=np.zeros((count, 2)))\n"
     )
     try:
+        # a process just started may show an empty command line for a moment (seen on a sandboxed CI machine)
+        deadline = time.monotonic() + 10.0
+        while "sb3_gpg.train" not in Path(f"/proc/{beside.pid}/cmdline").read_bytes().decode(errors="replace"):
+            assert time.monotonic() < deadline, "the process beside never showed its command line in /proc"
+            time.sleep(0.05)
         # counted back to back: other trainings on the machine may start or end around the test
         assert trainings_beside(own=beside.pid) == trainings_beside(own=-1) - 1 >= 0
         result, load, written = run_watched(
