@@ -381,6 +381,8 @@ DEFAULT_SETTINGS = [
     Setting("gpg_normalize_std", "gpg", ("normalize:True", "policy_kwargs:'dict(log_std_init=-1)'"), "defaults_first"),
     # the smaller initial action noise alone: VecNormalize refuses Discrete observations, which a default must accept
     Setting("gpg_std", "gpg", ("policy_kwargs:'dict(log_std_init=-1)'",), "defaults_first"),
+    # halfway between the two: the next candidate under the same rule
+    Setting("gpg_std_half", "gpg", ("policy_kwargs:'dict(log_std_init=-0.5)'",), "defaults_first"),
     # For low-dimensional observations only (MountainCar): a baseline of the state's cell, blind to the time, so that
     # lambda-returns over it reward moving into cells whose returns are higher, as PPO's critic does before any
     # trajectory reaches the goal
