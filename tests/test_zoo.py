@@ -401,10 +401,10 @@ def test_sampled_hyperparameters_are_always_valid():
             assert (hyperparams["n_steps"] * n_envs) % hyperparams["batch_size"] == 0
             assert hyperparams["n_steps"] * n_envs <= 2**MAX_ROLLOUT_POW or hyperparams["n_steps"] == 1
             GPG("MlpPolicy", env, **hyperparams)  # raises on any invalid combination
-            # What Optuna stores converts back to the same values (as RL Zoo does for --trial-id and best trials), but
-            # for the sampled baseline's arguments: its defaults, not the entry's (which may be another baseline's)
+            # What Optuna stores converts back to the same values (as RL Zoo does for --trial-id and best trials), the
+            # sampled baseline with its own default arguments, not the entry's (which may be another baseline's)
             converted = convert_gpg_params({**trial.params, "n_envs": n_envs})
-            assert hyperparams.pop("baseline_kwargs") is None
+            assert hyperparams["baseline_kwargs"] is None
             assert as_text(converted) == as_text({"n_envs": n_envs, **hyperparams})
             study.tell(trial, 0.0)
 

@@ -155,8 +155,6 @@ def sample_gpg_params(
         sampled["bin_size"] = trial.suggest_categorical("bin_size", [0.2, 0.5, 1.0, 2.0])
     hyperparams = convert_gpg_params(sampled)
     hyperparams.pop("n_envs")
-    # the sampled baseline's own arguments, not the entry's (which may be another baseline's)
-    hyperparams["baseline_kwargs"] = None
     # Show the true values in Optuna's dashboard
     for name in ("gamma", "n_steps", "batch_size"):
         trial.set_user_attr(name, hyperparams[name])
@@ -170,7 +168,9 @@ def convert_gpg_params(sampled_params: dict[str, Any]) -> dict[str, Any]:
 
     :param sampled_params: values from ``sample_gpg_rollout`` and ``sample_gpg_params``; ``n_envs`` may be given as
         it is, to cap ``n_steps``
-    :return: GPG keyword arguments, with ``n_envs`` where it was sampled or given and ``normalize`` where sampled
+    :return: GPG keyword arguments, with ``n_envs`` where it was sampled or given and ``normalize`` where sampled;
+        ``baseline_kwargs=None`` where the baseline was sampled, so that neither a search nor ``--trial-id`` gives it
+        the entry's
     """
     from rl_zoo3.utils import linear_schedule
 
@@ -184,6 +184,8 @@ def convert_gpg_params(sampled_params: dict[str, Any]) -> dict[str, Any]:
     hyperparams["n_steps"] = min(2 ** hyperparams.pop("n_steps_pow"), max(2**MAX_ROLLOUT_POW // n_envs, 1))
     # The largest power of two up to the sampled one that divides the rollout
     hyperparams["batch_size"] = math.gcd(2 ** hyperparams.pop("batch_size_pow"), hyperparams["n_steps"] * n_envs)
+    if "baseline" in hyperparams:  # the sampled baseline's own arguments, not the entry's (maybe another baseline's)
+        hyperparams["baseline_kwargs"] = None
     if hyperparams.pop("lr_schedule", "constant") == "linear":
         hyperparams["learning_rate"] = linear_schedule(hyperparams["learning_rate"])
     policy_kwargs = {
