@@ -4,6 +4,8 @@ loop-by-loop reference (tests/reference.py) with the group options, one rollout 
 the actions it was stepped with, and the four algorithms as the feature tests run them.
 """
 
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
@@ -323,3 +325,11 @@ ALGORITHMS = (
     Algorithm(RecurrentGPG, RecurrentPPO, masked=False, recurrent=True),
     Algorithm(MaskableRecurrentGPG, RecurrentPPO, masked=True, recurrent=True),
 )
+
+
+def cli(*args: str, cwd: Any, check: bool = True) -> subprocess.CompletedProcess:
+    """Run ``python -m <args>`` in ``cwd``; with ``check``, fail the test with the end of its output unless it exits 0."""
+    result = subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    if check:
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result
