@@ -1,17 +1,22 @@
 """
 What the comparisons with sb3-contrib's algorithms share (``scripts/small_grids.py contrib`` and ``mask-recurrent``):
-each run's footprint in its rows, and the cells of their tables. Runs made before the footprint recorded the rollout
-buffer and the peak memory (no ``buffer_mb`` in their rows) get tables without those columns.
+each run's footprint in its rows, the cells of their tables, and their grids of one CSV file per run. Runs made before
+the footprint recorded the rollout buffer and the peak memory (no ``buffer_mb`` in their rows) get tables without those
+columns.
 """
 
+import os
 import resource
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
+from tqdm import tqdm
 
-from sb3_gpg_bench.experiments import read_csv
+from sb3_gpg_bench.experiments import PeriodicEvaluation, read_csv, write_csv
+from sb3_gpg_bench.grid import run_grid
 
 # The columns that cell_row fills, after the task, the algorithm and the runs (and what a script adds), and their key
 COLUMNS = ("final", "last 3", "s / iter", "invalid", "parameters", "buffer MB", "peak MB")
@@ -92,3 +97,49 @@ def cell_row(runs: list[list[dict]], invalid_key: str, digits: int, buffer_digit
         return text
     buffer, peak = (np.mean([float(rows[-1].get(key, "nan")) for rows in runs]) for key in ("buffer_mb", "peak_rss_mb"))
     return f"{text} | {buffer:.{buffer_digits}f} | {peak:.0f}"
+
+
+# The per-run grids of contrib and mask-recurrent: one CSV file per run, each trained in a process of its own
+def csv_path(out: Path, run: tuple[str, str, int]) -> Path:
+    return out / "runs" / "{}__{}__seed{}.csv".format(*run)
+
+
+def run_csv_grid(
+    runs: list[tuple[str, str, int]], train: Callable[..., list[dict]], out: Path, jobs: int, digits: int
+) -> None:
+    """Train the runs without a CSV file yet, ``jobs`` at a time, one fresh process each (its own peak memory)."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+    def keep(run: tuple[str, str, int], rows: list[dict]) -> None:
+        write_csv(csv_path(out, run), rows)
+        tqdm.write(f"{run[0]} {run[1]} seed {run[2]}: final {rows[-1]['eval_mean']:.{digits}f}")
+
+    run_grid(runs, train, keep, lambda run: csv_path(out, run).exists(), jobs, "spawn")
+
+
+def evaluated_training(model, evaluation: PeriodicEvaluation, iterations: int, callbacks: list | None = None) -> list[dict]:
+    """Train in one learn() call, evaluating after every ``eval_every`` iterations and after the last: the rows."""
+    model.learn(iterations * model.n_steps * model.n_envs, callback=[evaluation, *(callbacks or [])])
+    evaluation.evaluate()  # the last iteration's: no rollout starts after it
+    return evaluation.rows
+
+
+def results_table(
+    out: Path,
+    algos: list[str] | tuple[str, ...],
+    first: list[str],
+    cell: Callable[[str, str, list[list[dict]]], tuple[str, tuple[str, int, int]]],
+    key: dict,
+) -> tuple:
+    """
+    :param cell: per (task, algorithm) and its runs, the row's cells before ``cell_row``'s, and ``cell_row``'s arguments
+    :param key: ``table_key``'s arguments
+    :return: the key and table lines of the runs in ``out/runs``, and the runs found (``cells``)
+    """
+    found = cells(out / "runs", algos)
+    memory = has_memory(found)
+    lines = [table_key(**key, memory=memory), "", *table_head(first, memory)]
+    for (task, algo), runs in found:
+        prefix, arguments = cell(task, algo, runs)
+        lines.append(f"| {prefix} | {cell_row(runs, *arguments, memory=memory)} |")
+    return lines, found

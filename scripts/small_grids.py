@@ -36,33 +36,23 @@ curves. ``tiny-budgets`` keeps one row per run in ``runs.csv`` and the command a
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch as th
-from gymnasium import spaces
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.envs import InvalidActionEnvDiscrete
-from sb3_contrib.common.maskable.evaluation import evaluate_policy as maskable_evaluate_policy
-from stable_baselines3 import PPO
-from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.envs import IdentityEnv, IdentityEnvBox, IdentityEnvMultiBinary, IdentityEnvMultiDiscrete
-from stable_baselines3.common.evaluation import evaluate_policy
-from tqdm import tqdm
 
-from sb3_gpg import GPG, MaskableGPG
+from sb3_gpg import MaskableGPG
 from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
-from sb3_gpg_bench.contrib import cell_row, cells, footprint, has_memory, table_head, table_key
+from sb3_gpg_bench.contrib import evaluated_training, footprint, results_table, run_csv_grid
 from sb3_gpg_bench.experiments import (
     EVAL_NORMALIZE,
     MaskablePeriodicEvaluation,
@@ -75,6 +65,7 @@ from sb3_gpg_bench.experiments import (
     write_csv,
 )
 from sb3_gpg_bench.grid import run_grid
+from sb3_gpg_bench.tiny_budgets import TINY_SETTINGS, TINY_TASKS, distinct_settings, tiny_report, train_tiny
 
 EVAL_SEED_OFFSET = 10_000
 
@@ -121,46 +112,6 @@ LSTM = dict(lstm_hidden_size=32, net_arch=[32])
 N_STACK = 4
 MASK_RECURRENT_ALGOS = ("gpg_mask_lstm", "ppo_mask_stack", "ppo_lstm")
 MASK_RECURRENT_EVAL_EPISODES = 50
-
-
-# The per-run grids of contrib and mask-recurrent: one CSV file per run, each trained in a process of its own
-def csv_path(out: Path, run: tuple[str, str, int]) -> Path:
-    return out / "runs" / "{}__{}__seed{}.csv".format(*run)
-
-
-def run_csv_grid(
-    runs: list[tuple[str, str, int]], train: Callable[..., list[dict]], out: Path, jobs: int, digits: int
-) -> None:
-    """Train the runs without a CSV file yet, ``jobs`` at a time, one fresh process each (its own peak memory)."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-    def keep(run: tuple[str, str, int], rows: list[dict]) -> None:
-        write_csv(csv_path(out, run), rows)
-        tqdm.write(f"{run[0]} {run[1]} seed {run[2]}: final {rows[-1]['eval_mean']:.{digits}f}")
-
-    run_grid(runs, train, keep, lambda run: csv_path(out, run).exists(), jobs, "spawn")
-
-
-def evaluated_training(model, evaluation: PeriodicEvaluation, iterations: int, callbacks: list | None = None) -> list[dict]:
-    """Train in one learn() call, evaluating after every ``eval_every`` iterations and after the last: the rows."""
-    model.learn(iterations * model.n_steps * model.n_envs, callback=[evaluation, *(callbacks or [])])
-    evaluation.evaluate()  # the last iteration's: no rollout starts after it
-    return evaluation.rows
-
-
-def results_table(out: Path, algos: list[str] | tuple[str, ...], first: list[str], cell: Callable, key: dict) -> tuple:
-    """
-    :param cell: per (task, algorithm) and its runs, the row's cells before ``cell_row``'s, and ``cell_row``'s arguments
-    :param key: ``table_key``'s arguments
-    :return: the key and table lines of the runs in ``out/runs``, and the runs found (``cells``)
-    """
-    found = cells(out / "runs", algos)
-    memory = has_memory(found)
-    lines = [table_key(**key, memory=memory), "", *table_head(first, memory)]
-    for (task, algo), runs in found:
-        prefix, arguments = cell(task, algo, runs)
-        lines.append(f"| {prefix} | {cell_row(runs, *arguments, memory=memory)} |")
-    return lines, found
 
 
 # contrib
@@ -422,133 +373,7 @@ def mask_recurrent(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     return text
 
 
-# tiny-budgets
-TINY_EVAL_EPISODES = 20
-# The identity tests' settings: PPO's in test_discrete (gamma and learning rate shared with A2C and DQN there) and in
-# test_continuous (whose gamma=0.95 PPO's kwargs replace, so PPO's default 0.99)
-IDENTITY_DISCRETE = dict(gamma=0.4, learning_rate=0.002, n_epochs=4, n_steps=256)
-IDENTITY_BOX = dict(learning_rate=1e-3, n_epochs=4, n_steps=256)
-
-
-@dataclass
-class Task:
-    """
-    An anchor test: its env, algorithms, settings, budget and threshold.
-
-    :param make_env: the env, made anew for each run (its spaces are seeded by the model's seed)
-    :param anchor: the algorithm of the test
-    :param gpg: its GPG counterpart
-    :param kwargs: the test's constructor arguments
-    :param timesteps: the test's training budget
-    :param threshold: the test's reward threshold (``evaluate_policy`` asserts a mean reward above it)
-    :param evaluate: the test's evaluation function
-    """
-
-    make_env: Callable[[], Any]
-    anchor: type[BaseAlgorithm]
-    gpg: type[GPG]
-    kwargs: dict[str, Any]
-    timesteps: int
-    threshold: float = 90.0
-    evaluate: Callable[..., Any] = field(default=evaluate_policy)
-
-
-TINY_TASKS = {
-    "IdentityEnv(4)": Task(lambda: IdentityEnv(4), PPO, GPG, IDENTITY_DISCRETE, 1200),
-    "IdentityEnvMultiDiscrete(4)": Task(lambda: IdentityEnvMultiDiscrete(4), PPO, GPG, IDENTITY_DISCRETE, 1200),
-    "IdentityEnvMultiBinary(4)": Task(lambda: IdentityEnvMultiBinary(4), PPO, GPG, IDENTITY_DISCRETE, 1200),
-    "IdentityEnvBox(eps=0.5)": Task(lambda: IdentityEnvBox(eps=0.5), PPO, GPG, IDENTITY_BOX, 1000),
-    "InvalidActionEnvDiscrete(70, 55)": Task(
-        lambda: InvalidActionEnvDiscrete(dim=70, n_invalid_actions=55),
-        MaskablePPO,
-        MaskableGPG,
-        dict(gamma=0.1, clip_range=0.4, n_epochs=2),
-        2048,
-        evaluate=maskable_evaluate_policy,
-    ),
-}
-# GPG's options tried on top of the test's settings (None: the anchor itself), the state-aware estimator's, and a short
-# discount: the identity tasks reward each action at once, and only the discrete tests set gamma=0.4
-TINY_SETTINGS: dict[str, dict[str, Any] | None] = {
-    "anchor": None,
-    "defaults": {},
-    "binning=universal": dict(binning="universal"),
-    "binning=rollout_step": dict(binning="rollout_step"),
-    "leave_one_out": dict(leave_one_out=True),
-    "leave_one_out, min_bin_count=2": dict(leave_one_out=True, min_bin_count=2),
-    "baseline=linear": dict(baseline="linear"),
-    "baseline=knn": dict(baseline="knn"),
-    "gae_lambda=0.95": dict(gae_lambda=0.95),
-    "gamma=0.4": dict(gamma=0.4),
-    "gamma=0.4, binning=universal": dict(gamma=0.4, binning="universal"),
-}
-
-
-def distinct_settings(task: Task, names: list[str]) -> list[str]:
-    """
-    :param names: names of TINY_SETTINGS
-    :return: those that configure the task otherwise than the ones before them (one the test already has repeats another)
-        and that GPG accepts on the task's observations
-    """
-    configs: list[dict[str, Any] | None] = []
-    distinct = []
-    box_observations = isinstance(task.make_env().observation_space, spaces.Box)
-    for name in names:
-        options = TINY_SETTINGS[name]
-        if options is not None and options.get("baseline", "bins") != "bins" and not box_observations:
-            continue  # the fitted baselines read Box observations: GPG refuses them on discrete ones
-        config = None if options is None else {**task.kwargs, **options}
-        if config not in configs:
-            configs.append(config)
-            distinct.append(name)
-    return distinct
-
-
-def train_tiny(env_name: str, setting: str, seed: int) -> dict[str, Any]:
-    """:return: the run's row: its evaluation (mean and std of the episode rewards), whether it passes, its training time"""
-    task, options = TINY_TASKS[env_name], TINY_SETTINGS[setting]
-    algorithm = task.anchor if options is None else task.gpg
-    start = time.perf_counter()
-    model = algorithm("MlpPolicy", task.make_env(), seed=seed, **{**task.kwargs, **(options or {})}).learn(task.timesteps)
-    train_seconds = time.perf_counter() - start
-    mean, std = task.evaluate(model, model.get_env(), n_eval_episodes=TINY_EVAL_EPISODES, warn=False)
-    return dict(env=env_name, setting=setting, seed=seed, mean_reward=float(mean), std_reward=float(std),
-                passed=bool(mean > task.threshold), train_seconds=round(train_seconds, 2))  # fmt: skip
-
-
-def tiny_report(out: Path) -> str:
-    """:return: results.md of the runs in ``runs.csv``, made by the command and at the commit of ``made_by.json``"""
-    rows = read_csv(out / "runs.csv")
-    made_by = json.loads((out / "made_by.json").read_text())
-    seeds = sorted({row["seed"] for row in rows})
-    lines = [
-        "# Learning at tiny budgets",
-        "",
-        f"Made by `{made_by['command']}` (commit {made_by['commit'] or 'unknown'}, seeds {', '.join(map(str, seeds))}).",
-        "The anchor tests' envs, budgets, settings and thresholds (SB3's tests/test_identity.py, sb3-contrib's",
-        f"tests/test_invalid_actions.py::test_identity), 1 env, evaluated over {TINY_EVAL_EPISODES} deterministic episodes;",
-        "a seed passes when its mean reward exceeds the threshold, as `evaluate_policy(..., reward_threshold=...)` asserts.",
-        "A setting the test already has (gamma=0.4 in the discrete identity tests) is not run again. The fitted baselines",
-        "(baseline=linear, knn) read Box observations, so they run on IdentityEnvBox alone. Every run: runs.csv.",
-        "",
-        "| env | budget | threshold | setting | mean ± std over seeds | seeds passing |",
-        "|---|---:|---:|---|---:|---:|",
-    ]
-    for env_name, task in TINY_TASKS.items():
-        for setting in TINY_SETTINGS:
-            runs = [row for row in rows if row["env"] == env_name and row["setting"] == setting]
-            if not runs:
-                continue
-            means = np.array([float(row["mean_reward"]) for row in runs])
-            passing = sum(row["passed"] == "True" for row in runs)
-            label = task.anchor.__name__ if setting == "anchor" else f"{task.gpg.__name__}: {setting}"
-            lines.append(
-                f"| {env_name} | {task.timesteps} | {task.threshold:g} | {label} | {means.mean():.1f} ± {means.std():.1f} "
-                f"| {passing}/{len(runs)} |"
-            )
-    return "\n".join(lines) + "\n"
-
-
+# tiny-budgets: its tasks, settings, training and report are in sb3_gpg_bench.tiny_budgets
 def tiny_budgets(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
     out = args.out or Path("benchmarks") / "tiny_budgets"
     if not args.report_only:
