@@ -1,4 +1,5 @@
-"""scripts/variance_probe.py: the ANOVA decomposition on cases whose answer is known, and a tiny run end to end."""
+"""scripts/variance_probe.py: the decomposition (sb3_gpg_bench.variance_probe) on cases whose answer is known, and a
+tiny run end to end."""
 
 import json
 import runpy
@@ -10,10 +11,9 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import VecNormalize
 
 from sb3_gpg import GPG
+from sb3_gpg_bench.variance_probe import decompose
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "variance_probe.py"
-probe = runpy.run_path(str(SCRIPT))
-decompose = probe["decompose"]
 
 
 def test_decompose_by_hand():
@@ -77,9 +77,10 @@ def test_probe_end_to_end(tmp_path):
     env.save(str(run / env_id / "vecnormalize.pkl"))
 
     out = tmp_path / "out"
-    probe["main"](["--env", env_id, "-f", str(tmp_path / "logs"), "--n-states", "3", "--n-continuations", "2",
-                   "--horizon", "20", "--episodes", "3", "--n-envs", "4", "--n-steps", "32", "--rollouts", "1",
-                   "--out", str(out)])  # fmt: skip
+    main = runpy.run_path(str(SCRIPT))["main"]
+    main(["--env", env_id, "-f", str(tmp_path / "logs"), "--n-states", "3", "--n-continuations", "2",
+          "--horizon", "20", "--episodes", "3", "--n-envs", "4", "--n-steps", "32", "--rollouts", "1",
+          "--out", str(out)])  # fmt: skip
     data = json.loads((out / "variance_probe.json").read_text())
     assert {"settings", "results"} <= set(data)
     assert [r["checkpoint"] for r in data["results"]] == ["1024 steps", "final"]
