@@ -101,13 +101,22 @@ def cell_row(runs: list[list[dict]], invalid_key: str, digits: int, buffer_digit
 
 # The per-run grids of contrib and mask-recurrent: one CSV file per run, each trained in a process of its own
 def csv_path(out: Path, run: tuple[str, str, int]) -> Path:
+    """:return: where the run (env, algorithm, seed) keeps its rows, under ``out/runs``"""
     return out / "runs" / "{}__{}__seed{}.csv".format(*run)
 
 
 def run_csv_grid(
     runs: list[tuple[str, str, int]], train: Callable[..., list[dict]], out: Path, jobs: int, digits: int
 ) -> None:
-    """Train the runs without a CSV file yet, ``jobs`` at a time, one fresh process each (its own peak memory)."""
+    """
+    Train the runs without a CSV file yet, ``jobs`` at a time, one fresh process each (its own peak memory).
+
+    :param runs: (env, algorithm, seed) of each run
+    :param train: ``train(*run)``: the run's rows, its evaluations
+    :param out: the grid's folder
+    :param jobs: runs at once
+    :param digits: the decimals of the final evaluation printed as each run ends
+    """
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
     def keep(run: tuple[str, str, int], rows: list[dict]) -> None:
@@ -117,8 +126,18 @@ def run_csv_grid(
     run_grid(runs, train, keep, lambda run: csv_path(out, run).exists(), jobs, "spawn")
 
 
-def evaluated_training(model, evaluation: PeriodicEvaluation, iterations: int, callbacks: list | None = None) -> list[dict]:
-    """Train in one learn() call, evaluating after every ``eval_every`` iterations and after the last: the rows."""
+def evaluated_training(
+    model: OnPolicyAlgorithm, evaluation: PeriodicEvaluation, iterations: int, callbacks: list | None = None
+) -> list[dict]:
+    """
+    Train in one ``learn()`` call, evaluating after every ``eval_every`` iterations and after the last.
+
+    :param model: the model, built with its env
+    :param evaluation: its evaluation callback
+    :param iterations: rollouts to train for
+    :param callbacks: more callbacks for ``learn()``
+    :return: the evaluation's rows
+    """
     model.learn(iterations * model.n_steps * model.n_envs, callback=[evaluation, *(callbacks or [])])
     evaluation.evaluate()  # the last iteration's: no rollout starts after it
     return evaluation.rows

@@ -81,6 +81,8 @@ def trial_params(study: str, number: int, horizon_digits: bool = False) -> tuple
     optuna_params = _study(study).trials[number].params
     params = []
     for name, value in convert_gpg_params(optuna_params).items():
+        if name == "baseline_kwargs" and value is None:
+            continue  # the search's entry names none, so its trials and their confirmation runs ran without them
         text = study_text(value)
         if name == "gamma" and horizon_digits:
             text = f"{1 - float(study_text(optuna_params['one_minus_gamma'])):.10g}"

@@ -87,6 +87,7 @@ TINY_SETTINGS: dict[str, dict[str, Any] | None] = {
 
 def distinct_settings(task: Task, names: list[str]) -> list[str]:
     """
+    :param task: the anchor test
     :param names: names of TINY_SETTINGS
     :return: those that configure the task otherwise than the ones before them (one the test already has repeats another)
         and that GPG accepts on the task's observations
@@ -106,7 +107,12 @@ def distinct_settings(task: Task, names: list[str]) -> list[str]:
 
 
 def train_tiny(env_name: str, setting: str, seed: int) -> dict[str, Any]:
-    """:return: the run's row: its evaluation (mean and std of the episode rewards), whether it passes, its training time"""
+    """
+    :param env_name: a key of TINY_TASKS
+    :param setting: a key of TINY_SETTINGS
+    :param seed: the model's seed
+    :return: the run's row: its evaluation (mean and std of the episode rewards), whether it passes, its training time
+    """
     task, options = TINY_TASKS[env_name], TINY_SETTINGS[setting]
     algorithm = task.anchor if options is None else task.gpg
     start = time.perf_counter()
@@ -118,7 +124,10 @@ def train_tiny(env_name: str, setting: str, seed: int) -> dict[str, Any]:
 
 
 def tiny_report(out: Path) -> str:
-    """:return: results.md of the runs in ``runs.csv``, made by the command and at the commit of ``made_by.json``"""
+    """
+    :param out: the grid's folder, with ``runs.csv`` and ``made_by.json``
+    :return: results.md of the runs in ``runs.csv``, made by the command and at the commit of ``made_by.json``
+    """
     rows = read_csv(out / "runs.csv")
     made_by = json.loads((out / "made_by.json").read_text())
     seeds = sorted({row["seed"] for row in rows})

@@ -27,6 +27,7 @@ def decompose(returns: np.ndarray, times: np.ndarray, max_time: float, degree: i
     :param max_time: the time limit, to scale the times to [0, 1]
     :param degree: the polynomial's degree in the time
     :return: the variances (total, between, within, time; raw estimates) and the shares (raw and clipped)
+    :raises ValueError: for fewer than 2 continuations per state
     """
     returns = np.asarray(returns, dtype=np.float64)
     n_states, n_continuations = returns.shape

@@ -12,9 +12,9 @@ or rl_zoo3's PPO with ``--algo ppo``):
    limit's step count restored), ``--n-continuations`` runs of at most ``--horizon`` steps of the stochastic policy,
    each with its own action noise; their discounted returns with the agent's gamma, on the env's raw rewards (not
    bootstrapped after the horizon).
-3. Decomposition of those returns (``decompose``): the share between states (one-way ANOVA corrected for the finite
-   number of continuations: the most that any state baseline can explain), the share explained by the state's episode
-   time alone (a cubic in the time), and the rest: the noise of the future actions.
+3. Decomposition of those returns (``sb3_gpg_bench.variance_probe.decompose``): the share between states (one-way ANOVA
+   corrected for the finite number of continuations: the most that any state baseline can explain), the share explained
+   by the state's episode time alone (a cubic in the time), and the rest: the noise of the future actions.
 4. Estimators: for time bins and ``baseline="linear"`` / ``"knn"``, each with gae_lambda 1.0 and 0.95, a GPG model
    with the agent's policy weights collects ``--rollouts`` rollouts of ``--n-envs`` x ``--n-steps`` (the same samples
    for every setting: same seeds) and reports 1 - Var(advantages) / Var(returns) over the rollout buffer, and the

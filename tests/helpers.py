@@ -1,7 +1,7 @@
 """
 What the tests share: random rollouts, filling a group buffer, ``estimate`` and the group buffers checked against the
 loop-by-loop reference (tests/reference.py) with the group options, one rollout of a model, an env wrapper that keeps
-the actions it was stepped with, and the four algorithms as the feature tests run them.
+the actions it was stepped with, the four algorithms as the feature tests run them, and ``python -m`` run in a folder.
 """
 
 import subprocess

@@ -3,9 +3,7 @@
 import gymnasium as gym
 import numpy as np
 import pytest
-from stable_baselines3.common.envs import (
-    FakeImageEnv,
-)
+from stable_baselines3.common.envs import FakeImageEnv
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from sb3_gpg import GPG, GroupRolloutBuffer

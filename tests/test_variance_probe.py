@@ -1,5 +1,7 @@
-"""scripts/variance_probe.py: the decomposition (sb3_gpg_bench.variance_probe) on cases whose answer is known, and a
-tiny run end to end."""
+"""
+scripts/variance_probe.py: the decomposition (sb3_gpg_bench.variance_probe) on cases whose answer is known, and a tiny
+run end to end.
+"""
 
 import json
 import runpy

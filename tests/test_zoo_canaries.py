@@ -14,10 +14,7 @@ from rl_zoo3 import train as zoo_train
 from rl_zoo3.exp_manager import ExperimentManager
 from stable_baselines3.common.callbacks import EvalCallback
 
-from sb3_gpg.zoo import (
-    GPG_HYPERPARAMS,
-    register_gpg,
-)
+from sb3_gpg.zoo import GPG_HYPERPARAMS, register_gpg
 from sb3_gpg.zoo.experiment import ZooExperimentManager
 from sb3_gpg.zoo.extensions import replaced
 

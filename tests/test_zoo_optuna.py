@@ -17,13 +17,7 @@ from rl_zoo3.exp_manager import ExperimentManager
 from stable_baselines3.common.env_util import make_vec_env
 
 from sb3_gpg import GPG
-from sb3_gpg.zoo import (
-    convert_gpg_params,
-    register_gpg,
-    sample_gpg_params,
-    sample_gpg_rollout,
-    searched_binnings,
-)
+from sb3_gpg.zoo import convert_gpg_params, register_gpg, sample_gpg_params, sample_gpg_rollout, searched_binnings
 from sb3_gpg.zoo.experiment import ZooExperimentManager
 from sb3_gpg.zoo.extensions import WindowedTrialEvalCallback
 from sb3_gpg.zoo.registry import MAX_ROLLOUT_POW, SEARCHED_BINNINGS
