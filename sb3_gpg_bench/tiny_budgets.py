@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.envs import InvalidActionEnvDiscrete
 from sb3_contrib.common.maskable.evaluation import evaluate_policy as maskable_evaluate_policy
@@ -22,6 +21,7 @@ from stable_baselines3.common.envs import IdentityEnv, IdentityEnvBox, IdentityE
 from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG, MaskableGPG
+from sb3_gpg.common.observation_space import has_features
 from sb3_gpg_bench.experiments import read_csv
 
 TINY_EVAL_EPISODES = 20
@@ -94,11 +94,11 @@ def distinct_settings(task: Task, names: list[str]) -> list[str]:
     """
     configs: list[dict[str, Any] | None] = []
     distinct = []
-    box_observations = isinstance(task.make_env().observation_space, spaces.Box)
+    readable = has_features(task.make_env().observation_space)
     for name in names:
         options = TINY_SETTINGS[name]
-        if options is not None and options.get("baseline", "bins") != "bins" and not box_observations:
-            continue  # the fitted baselines read Box observations: GPG refuses them on discrete ones
+        if options is not None and options.get("baseline", "bins") != "bins" and not readable:
+            continue  # GPG refuses the fitted baselines on observations they cannot read
         config = None if options is None else {**task.kwargs, **options}
         if config not in configs:
             configs.append(config)
