@@ -371,11 +371,19 @@ SWAP = [
     Setting("ppo", "ppo"),
     Setting("gpg_swap", "gpg", (), PPO_ENTRY),
     Setting("gpg_swap_linear", "gpg", ("baseline:'linear'", "truncated_returns:'bootstrap'"), PPO_ENTRY),
+    # the next candidate: the linear baseline fitted on the last 8 rollouts with 256 random Fourier features
+    Setting(
+        "gpg_swap_memory",
+        "gpg",
+        ("baseline:'linear'", "truncated_returns:'bootstrap'", "baseline_kwargs:{'memory':8,'fourier':256}"),
+        PPO_ENTRY,
+    ),
 ]
 # Tasks gpg.yml has no entry for (continuous control, and a sparse reward): GPG's ``default:`` against RL Zoo's PPO
 # entry for each, and candidate defaults (on tuning seeds)
 DEFAULT_TASKS = ["Ant-v5", "InvertedDoublePendulum-v5", "Reacher-v5", "MountainCar-v0", "InvertedPendulum-v5",
                  "Pusher-v5", "BipedalWalker-v3", "FrozenLake-v1"]  # fmt: skip
+STD_HALF = "policy_kwargs:'dict(log_std_init=-0.5)'"
 DEFAULT_SETTINGS = [
     Setting("ppo", "ppo"),
     Setting("gpg", "gpg", (), "defaults_first"),
@@ -384,7 +392,10 @@ DEFAULT_SETTINGS = [
     # the smaller initial action noise alone: VecNormalize refuses Discrete observations, which a default must accept
     Setting("gpg_std", "gpg", ("policy_kwargs:'dict(log_std_init=-1)'",), "defaults_first"),
     # halfway between the two: the next candidate under the same rule
-    Setting("gpg_std_half", "gpg", ("policy_kwargs:'dict(log_std_init=-0.5)'",), "defaults_first"),
+    Setting("gpg_std_half", "gpg", (STD_HALF,), "defaults_first"),
+    # its estimator: the constructor's (the linear baseline, the cut returns bootstrapped), or the memory entries'
+    Setting("gpg_std_half_linear", "gpg", (STD_HALF, "baseline:'linear'", "truncated_returns:'bootstrap'"), "defaults_first"),
+    Setting("gpg_std_half_memory", "gpg", (STD_HALF, *MEMORY8_FOURIER256), "defaults_first"),
     # For low-dimensional observations only (MountainCar): a baseline of the state's cell, blind to the time, so that
     # lambda-returns over it reward moving into cells whose returns are higher, as PPO's critic does before any
     # trajectory reaches the goal
