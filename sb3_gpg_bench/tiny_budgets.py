@@ -22,6 +22,7 @@ from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG, MaskableGPG
 from sb3_gpg.common.observation_space import has_features
+from sb3_gpg.estimator.options import AUTO, GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg_bench.experiments import read_csv
 
 TINY_EVAL_EPISODES = 20
@@ -69,14 +70,15 @@ TINY_TASKS = {
     ),
 }
 # GPG's options tried on top of the test's settings (None: the anchor itself), the state-aware estimator's, and a short
-# discount: the identity tasks reward each action at once, and only the discrete tests set gamma=0.4
+# discount: the identity tasks reward each action at once, and only the discrete tests set gamma=0.4. The bins' options
+# name the bins, which the defaults give on Box observations only with another binning
 TINY_SETTINGS: dict[str, dict[str, Any] | None] = {
     "anchor": None,
     "defaults": {},
     "binning=universal": dict(binning="universal"),
     "binning=rollout_step": dict(binning="rollout_step"),
-    "leave_one_out": dict(leave_one_out=True),
-    "leave_one_out, min_bin_count=2": dict(leave_one_out=True, min_bin_count=2),
+    "leave_one_out": dict(baseline="bins", leave_one_out=True),
+    "leave_one_out, min_bin_count=2": dict(baseline="bins", leave_one_out=True, min_bin_count=2),
     "baseline=linear": dict(baseline="linear"),
     "baseline=knn": dict(baseline="knn"),
     "gae_lambda=0.95": dict(gae_lambda=0.95),
@@ -89,17 +91,21 @@ def distinct_settings(task: Task, names: list[str]) -> list[str]:
     """
     :param task: the anchor test
     :param names: names of TINY_SETTINGS
-    :return: those that configure the task otherwise than the ones before them (one the test already has repeats another)
-        and that GPG accepts on the task's observations
+    :return: those that configure the task otherwise than the ones before them (one the test already has repeats another,
+        one that GPG's defaults resolve to repeats them) and that GPG accepts on the task's observations
     """
     configs: list[dict[str, Any] | None] = []
     distinct = []
     readable = has_features(task.make_env().observation_space)
     for name in names:
         options = TINY_SETTINGS[name]
-        if options is not None and options.get("baseline", "bins") != "bins" and not readable:
+        if options is not None and options.get("baseline", "bins") not in ("bins", AUTO) and not readable:
             continue  # GPG refuses the fitted baselines on observations they cannot read
-        config = None if options is None else {**task.kwargs, **options}
+        config = None
+        if options is not None:
+            config = {**task.kwargs, **options}
+            group = {key: config.pop(key) for key in GROUP_OPTION_NAMES if key in config}
+            config.update(GroupOptions.from_kwargs("GPG", group).resolved(readable).as_kwargs())
         if config not in configs:
             configs.append(config)
             distinct.append(name)
@@ -138,8 +144,10 @@ def tiny_report(out: Path) -> str:
         "The anchor tests' envs, budgets, settings and thresholds (SB3's tests/test_identity.py, sb3-contrib's",
         f"tests/test_invalid_actions.py::test_identity), 1 env, evaluated over {TINY_EVAL_EPISODES} deterministic episodes;",
         "a seed passes when its mean reward exceeds the threshold, as `evaluate_policy(..., reward_threshold=...)` asserts.",
-        "A setting the test already has (gamma=0.4 in the discrete identity tests) is not run again. The fitted baselines",
-        "(baseline=linear, knn) read Box observations, so they run on IdentityEnvBox alone. Every run: runs.csv.",
+        "A setting the test already has (gamma=0.4 in the discrete identity tests), or that GPG's defaults give",
+        "(baseline=linear on IdentityEnvBox: the defaults are the linear baseline with the cut returns bootstrapped where",
+        "observations are Box values, the time bins elsewhere), is not run again; the bins' options name the bins. The",
+        "fitted baselines read Box observations, so baseline=knn runs on IdentityEnvBox alone. Every run: runs.csv.",
         "",
         "| env | budget | threshold | setting | mean ± std over seeds | seeds passing |",
         "|---|---:|---:|---|---:|---:|",
