@@ -1,6 +1,7 @@
 """SB3's usual battery for an algorithm, run on GPG, plus GPG's diagnostics and swap guards (bad input: its own module)."""
 
 import warnings
+from types import SimpleNamespace
 
 import gymnasium as gym
 import numpy as np
@@ -22,7 +23,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 from sb3_gpg import GPG
 from sb3_gpg.common.policies import ActorOnlyPolicy
-from sb3_gpg.common.swap_guards.no_signal import FLAT_ROLLOUTS_WARNING, SIGNAL_CHECK_ROLLOUTS
+from sb3_gpg.common.swap_guards.no_signal import FLAT_ROLLOUTS_WARNING, SIGNAL_CHECK_ROLLOUTS, NoSignalCheck, NoSignalWarning
 from sb3_gpg.estimator.options import GROUP_OPTION_NAMES
 from tests.helpers import ActionRecorder, collect_rollout
 
@@ -374,3 +375,25 @@ def test_equal_returns_rollout_after_rollout_warn_once_at_any_point():
     # velocity, what the default bin_size gives after VecNormalize)
     spatial = dict(binning="spatial", bin_size=[0.18, 0.014], gae_lambda=0.95)
     assert no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING + 2, match=FLAT, **spatial) == []
+
+
+@pytest.mark.parametrize("baseline", ["auto", "bins"])
+def test_rollouts_shorter_than_the_episodes_warn_that_every_return_was_cut(baseline):
+    # Pendulum's 200-step episodes outlast 16-step rollouts of 1 env: the first 12 hold no episode's end, so nothing
+    # to compare the one trajectory with; the cause is the rollout's length, not equal returns
+    (message,) = no_signal_warnings("Pendulum-v1", 1, 16, FLAT_ROLLOUTS_WARNING + 2, match=FLAT, baseline=baseline)
+    assert "no episode ended inside them" in message and "n_steps=16" in message
+    assert "sparse reward" not in message
+
+
+def test_the_flat_check_warns_once_per_learn_call():
+    # Flat runs of FLAT_ROLLOUTS_WARNING rollouts broken by one with a signal: one warning, not one per run
+    model = SimpleNamespace(rollout_buffer=SimpleNamespace(baseline="bins"), num_timesteps=0, n_steps=8, verbose=0)
+    flat, signal = dict(zero_advantage_share=1.0, truncated_share=0.0), dict(zero_advantage_share=0.5)
+    check = NoSignalCheck()
+    check.rollouts = [{}] * SIGNAL_CHECK_ROLLOUTS  # past the first rollouts' check
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for stats in ([flat] * FLAT_ROLLOUTS_WARNING + [signal]) * 3:
+            check.record(stats, model)
+    assert [warning.category for warning in caught] == [NoSignalWarning]

@@ -3,8 +3,9 @@ The no-signal checks. Over the first rollouts of each ``learn`` call, the share 
 cannot inform (a baseline from a bin holding their own trajectory alone, or no baseline at all): most of them means
 settings carried over from PPO that leave GPG's group empty, which training alone would not reveal. At any point of
 training, rollouts in a row whose every advantage is 0, or under a fitted baseline whose held-out fit explains all but
-the noise of the returns: no trajectory of the group did better than another (a sparse reward never reached), so the
-policy is not updated at all, or only by noise.
+the noise of the returns: no trajectory of the group did better than another (a sparse reward never reached), or no
+episode ended inside the rollouts (every return cut by their end, nothing to compare), so the policy is not updated at
+all, or only by noise.
 """
 
 import warnings
@@ -29,13 +30,16 @@ class NoSignalWarning(UserWarning):
 class NoSignalCheck:
     """
     Collects the group diagnostics of the first ``SIGNAL_CHECK_ROLLOUTS`` rollouts and warns once when most samples
-    got no signal from their group; counts the rollouts in a row whose advantages are all 0 and warns once when they
-    reach ``FLAT_ROLLOUTS_WARNING``.
+    got no signal from their group; counts the rollouts in a row whose advantages are all 0 and warns the first time
+    they reach ``FLAT_ROLLOUTS_WARNING`` (one check per ``learn`` call).
     """
 
     def __init__(self) -> None:
         self.rollouts: list[dict[str, float]] = []
         self.flat_in_a_row = 0
+        # of those, the rollouts whose every return was cut by their end (no episode ended inside them)
+        self.cut_in_a_row = 0
+        self.flat_warned = False
 
     def record(self, group_stats: dict[str, float], model: OnPolicyAlgorithm) -> None:
         """
@@ -51,11 +55,26 @@ class NoSignalCheck:
         fitted_flat = fitted and getattr(buffer, "explained_variance", np.nan) >= FLAT_EXPLAINED_VARIANCE
         flat = group_stats["zero_advantage_share"] >= 1.0 or fitted_flat
         self.flat_in_a_row = self.flat_in_a_row + 1 if flat else 0
-        if self.flat_in_a_row == FLAT_ROLLOUTS_WARNING:
-            self.warn(
+        self.cut_in_a_row = self.cut_in_a_row + 1 if flat and group_stats.get("truncated_share", 0.0) >= 1.0 else 0
+        if self.flat_in_a_row == FLAT_ROLLOUTS_WARNING and not self.flat_warned:
+            self.flat_warned = True
+            start = (
                 f"GPG has had no signal for {FLAT_ROLLOUTS_WARNING} rollouts in a row ({model.num_timesteps} steps so "
                 "far): every advantage was 0 (or the fitted baseline's noise: it explained 99.9% of the returns held "
-                "out), because every trajectory of the group got the same return where it was "
+                "out), "
+            )
+            if self.cut_in_a_row == self.flat_in_a_row:
+                self.warn(
+                    start + f"because no episode ended inside them: every return was cut by the rollout's end "
+                    f"(n_steps={model.n_steps} steps per env, shorter than the episodes now), so the group has no "
+                    "complete return to compare the samples with, or to complete the cut ones from, and the policy is "
+                    "not being updated. Fix: an n_steps longer than the episodes (several episodes per env and "
+                    "rollout); a critic's bootstrap makes short rollouts work for PPO, not for GPG.",
+                    model,
+                )
+                return
+            self.warn(
+                start + "because every trajectory of the group got the same return where it was "
                 "compared (a sparse reward never reached, or episodes that all end alike), so the policy is not being "
                 "updated. Fixes: for low-dimensional observations, a baseline blind to the episode time with "
                 "lambda-returns over it (VecNormalize, binning='spatial', gae_lambda=0.95), which rewards reaching "
