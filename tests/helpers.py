@@ -319,6 +319,8 @@ class Algorithm(NamedTuple):
         return model.predict(obs, state=state, episode_start=episode_start, deterministic=True, **masks)
 
 
+# A rollout of CartPole's length and two short epochs: the tests that only need GPG to train, quickly
+SMALL = dict(n_steps=64, batch_size=32, n_epochs=2)
 ALGORITHMS = (
     Algorithm(GPG, PPO, masked=False, recurrent=False),
     Algorithm(MaskableGPG, MaskablePPO, masked=True, recurrent=False),

@@ -25,10 +25,7 @@ from sb3_gpg import GPG
 from sb3_gpg.common.policies import ActorOnlyPolicy
 from sb3_gpg.common.swap_guards.no_signal import FLAT_ROLLOUTS_WARNING, SIGNAL_CHECK_ROLLOUTS, NoSignalCheck, NoSignalWarning
 from sb3_gpg.estimator.options import GROUP_OPTION_NAMES
-from tests.helpers import ActionRecorder, collect_rollout
-
-SMALL = dict(n_steps=64, batch_size=32, n_epochs=2)
-
+from tests.helpers import SMALL, ActionRecorder, collect_rollout
 
 # SB3's identity tests (its tests/test_identity.py: threshold 90 of 100 over 20 episodes) with a group GPG can learn
 # from: every state is drawn afresh, so one bin for all ("universal"), 4 envs x 128 steps per rollout, and a higher

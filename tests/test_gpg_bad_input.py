@@ -7,8 +7,7 @@ from stable_baselines3.common.envs import FakeImageEnv
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from sb3_gpg import GPG, GroupRolloutBuffer
-
-SMALL = dict(n_steps=64, batch_size=32, n_epochs=2)
+from tests.helpers import SMALL
 
 
 class CountingEnv(gym.Wrapper):
