@@ -374,23 +374,41 @@ def test_equal_returns_rollout_after_rollout_warn_once_at_any_point():
     assert no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING + 2, match=FLAT, **spatial) == []
 
 
-@pytest.mark.parametrize("baseline", ["auto", "bins"])
-def test_rollouts_shorter_than_the_episodes_warn_that_every_return_was_cut(baseline):
+@pytest.mark.parametrize(
+    "options", [dict(baseline="auto"), dict(baseline="bins"), dict(baseline="bins", truncated_returns="mask")]
+)
+def test_rollouts_shorter_than_the_episodes_warn_that_every_return_was_cut(options):
     # Pendulum's 200-step episodes outlast 16-step rollouts of 1 env: the first 12 hold no episode's end, so nothing
-    # to compare the one trajectory with; the cause is the rollout's length, not equal returns
-    (message,) = no_signal_warnings("Pendulum-v1", 1, 16, FLAT_ROLLOUTS_WARNING + 2, match=FLAT, baseline=baseline)
-    assert "no episode ended inside them" in message and "n_steps=16" in message
+    # to compare the one trajectory with (under "mask", no sample left in the loss); the cause is the rollout's length
+    (message,) = no_signal_warnings("Pendulum-v1", 1, 16, FLAT_ROLLOUTS_WARNING + 2, match=FLAT, **options)
+    assert "no episode ended inside most of them" in message and "n_steps=16" in message
     assert "sparse reward" not in message
 
 
-def test_the_flat_check_warns_once_per_learn_call():
-    # Flat runs of FLAT_ROLLOUTS_WARNING rollouts broken by one with a signal: one warning, not one per run
+def flat_check_messages(rollouts: list[dict[str, float]]) -> list[str]:
+    """The flat-rollouts warnings of one learn call over these rollouts' diagnostics, past the first rollouts' check."""
     model = SimpleNamespace(rollout_buffer=SimpleNamespace(baseline="bins"), num_timesteps=0, n_steps=8, verbose=0)
-    flat, signal = dict(zero_advantage_share=1.0, truncated_share=0.0), dict(zero_advantage_share=0.5)
     check = NoSignalCheck()
-    check.rollouts = [{}] * SIGNAL_CHECK_ROLLOUTS  # past the first rollouts' check
+    check.rollouts = [{}] * SIGNAL_CHECK_ROLLOUTS
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for stats in ([flat] * FLAT_ROLLOUTS_WARNING + [signal]) * 3:
+        for stats in rollouts:
             check.record(stats, model)
-    assert [warning.category for warning in caught] == [NoSignalWarning]
+    assert all(warning.category is NoSignalWarning for warning in caught)
+    return [str(warning.message) for warning in caught]
+
+
+def test_the_flat_check_warns_once_per_cause_and_learn_call():
+    equal = dict(zero_advantage_share=1.0, truncated_share=0.0)
+    cut = dict(zero_advantage_share=1.0, truncated_share=1.0)
+    signal = dict(zero_advantage_share=0.5, truncated_share=0.0)
+    # Runs broken by one rollout with a signal: one warning, not one per run
+    (message,) = flat_check_messages(([equal] * FLAT_ROLLOUTS_WARNING + [signal]) * 3)
+    assert "sparse reward" in message
+    # A run whose cause changes: each cause once, as it takes over the last rollouts
+    first, second = flat_check_messages([cut] * FLAT_ROLLOUTS_WARNING + [equal] * FLAT_ROLLOUTS_WARNING)
+    assert "no episode ended inside most of them" in first and "sparse reward" in second
+    # Mostly cut: the rollout's length is named, not equal returns
+    (message,) = flat_check_messages([equal] * (FLAT_ROLLOUTS_WARNING // 2 - 1) + [cut] * (FLAT_ROLLOUTS_WARNING // 2 + 1))
+    assert "no episode ended inside most of them" in message
+    assert flat_check_messages([cut] * (FLAT_ROLLOUTS_WARNING - 1) + [signal] + [cut] * (FLAT_ROLLOUTS_WARNING - 1)) == []

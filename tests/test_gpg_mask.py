@@ -15,9 +15,10 @@ from stable_baselines3.common.envs import IdentityEnv
 
 from sb3_gpg import GPG, MaskableGPG
 from sb3_gpg.common.maskable.buffers import MaskableGroupDictRolloutBuffer, MaskableGroupRolloutBuffer
+from tests import helpers
 
 # Identity envs draw every state afresh: one bin for all (as GRPO) fits them, and short rollouts keep tests fast
-SMALL = dict(n_steps=64, batch_size=32, n_epochs=2, binning="universal")
+SMALL = {**helpers.SMALL, "binning": "universal"}
 N_ACTIONS = 4
 
 

@@ -268,6 +268,17 @@ def test_small_grids_reports_regenerate_the_committed_tables(tmp_path, command, 
     assert (out / "results.md").read_text() == (committed / "results.md").read_text()
 
 
+def test_tiny_budgets_run_a_setting_once_as_gpg_resolves_it():
+    from sb3_gpg_bench.tiny_budgets import TINY_SETTINGS, TINY_TASKS, distinct_settings
+
+    box = distinct_settings(TINY_TASKS["IdentityEnvBox(eps=0.5)"], list(TINY_SETTINGS))
+    discrete = distinct_settings(TINY_TASKS["IdentityEnv(4)"], list(TINY_SETTINGS))
+    # the defaults are the linear baseline on Box observations, the bins on Discrete ones; knn reads Box ones only
+    assert "baseline=linear" not in box and "baseline=bins" in box and "baseline=knn" in box
+    assert "baseline=bins" not in discrete and "baseline=knn" not in discrete and "leave_one_out" in discrete
+    assert "gamma=0.4" not in discrete  # the discrete tests' own gamma
+
+
 def test_long_horizon_study_compares_with_ppo_on_the_same_seeds():
     _versus = runpy.run_path(str(SCRIPTS / "study_long_horizon.py"))["_versus"]  # the script's own, not shared
     ppo = {0: 280.0, 1: 250.0, 2: 270.0}

@@ -9,6 +9,7 @@ all, or only by noise.
 """
 
 import warnings
+from collections import deque
 
 import numpy as np
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
@@ -30,16 +31,18 @@ class NoSignalWarning(UserWarning):
 class NoSignalCheck:
     """
     Collects the group diagnostics of the first ``SIGNAL_CHECK_ROLLOUTS`` rollouts and warns once when most samples
-    got no signal from their group; counts the rollouts in a row whose advantages are all 0 and warns the first time
-    they reach ``FLAT_ROLLOUTS_WARNING`` (one check per ``learn`` call).
+    got no signal from their group; counts the rollouts in a row whose advantages are all 0 and, every
+    ``FLAT_ROLLOUTS_WARNING`` of them, warns of their cause (every return cut by the rollout's end, or equal returns)
+    where this ``learn`` call has not yet.
     """
 
     def __init__(self) -> None:
         self.rollouts: list[dict[str, float]] = []
         self.flat_in_a_row = 0
-        # of those, the rollouts whose every return was cut by their end (no episode ended inside them)
-        self.cut_in_a_row = 0
-        self.flat_warned = False
+        # whether each of the run's last flat rollouts had every return cut by its end (no episode ended inside it)
+        self.recent_cut: deque[bool] = deque(maxlen=FLAT_ROLLOUTS_WARNING)
+        # the causes warned about in this learn call
+        self.warned: set[str] = set()
 
     def record(self, group_stats: dict[str, float], model: OnPolicyAlgorithm) -> None:
         """
@@ -53,36 +56,46 @@ class NoSignalCheck:
         buffer = model.rollout_buffer
         fitted = getattr(buffer, "baseline", "bins") != "bins"
         fitted_flat = fitted and getattr(buffer, "explained_variance", np.nan) >= FLAT_EXPLAINED_VARIANCE
-        flat = group_stats["zero_advantage_share"] >= 1.0 or fitted_flat
-        self.flat_in_a_row = self.flat_in_a_row + 1 if flat else 0
-        self.cut_in_a_row = self.cut_in_a_row + 1 if flat and group_stats.get("truncated_share", 0.0) >= 1.0 else 0
-        if self.flat_in_a_row == FLAT_ROLLOUTS_WARNING and not self.flat_warned:
-            self.flat_warned = True
-            start = (
-                f"GPG has had no signal for {FLAT_ROLLOUTS_WARNING} rollouts in a row ({model.num_timesteps} steps so "
-                "far): every advantage was 0 (or the fitted baseline's noise: it explained 99.9% of the returns held "
-                "out), "
-            )
-            if self.cut_in_a_row == self.flat_in_a_row:
-                self.warn(
-                    start + f"because no episode ended inside them: every return was cut by the rollout's end "
-                    f"(n_steps={model.n_steps} steps per env, shorter than the episodes now), so the group has no "
-                    "complete return to compare the samples with, or to complete the cut ones from, and the policy is "
-                    "not being updated. Fix: an n_steps longer than the episodes (several episodes per env and "
-                    "rollout); a critic's bootstrap makes short rollouts work for PPO, not for GPG.",
-                    model,
-                )
-                return
+        cut = group_stats.get("truncated_share", 0.0) >= 1.0
+        # "mask" leaves every cut sample out of the group and the loss: no advantage at all
+        masked_out = cut and getattr(buffer, "truncated_returns", "keep") == "mask"
+        if group_stats["zero_advantage_share"] >= 1.0 or fitted_flat or masked_out:
+            self.flat_in_a_row += 1
+            self.recent_cut.append(cut)
+        else:
+            self.flat_in_a_row = 0
+            self.recent_cut.clear()
+        if self.flat_in_a_row == 0 or self.flat_in_a_row % FLAT_ROLLOUTS_WARNING:
+            return
+        # the cause of the last FLAT_ROLLOUTS_WARNING flat rollouts, warned about once per learn call
+        cause = "cut" if sum(self.recent_cut) > FLAT_ROLLOUTS_WARNING / 2 else "equal"
+        if cause in self.warned:
+            return
+        self.warned.add(cause)
+        start = (
+            f"GPG has had no signal for {self.flat_in_a_row} rollouts in a row ({model.num_timesteps} steps so far): "
+            "every advantage was 0 (or the fitted baseline's noise: it explained 99.9% of the returns held out), "
+        )
+        if cause == "cut":
             self.warn(
-                start + "because every trajectory of the group got the same return where it was "
-                "compared (a sparse reward never reached, or episodes that all end alike), so the policy is not being "
-                "updated. Fixes: for low-dimensional observations, a baseline blind to the episode time with "
-                "lambda-returns over it (VecNormalize, binning='spatial', gae_lambda=0.95), which rewards reaching "
-                "states whose returns are higher before any trajectory reaches the goal, as a critic does; more "
-                "exploration (ent_coef, log_std_init or use_sde for continuous actions), a larger group (n_envs), a "
-                "longer n_steps, or a shaped reward.",
+                start + f"because no episode ended inside most of them: every return was cut by the rollout's end "
+                f"(n_steps={model.n_steps} steps per env, shorter than the episodes now), so no complete return "
+                "was there to compare the samples with, or to complete the cut ones from, and the policy is not "
+                "being updated. Fix: an n_steps longer than the episodes (several episodes per env and rollout): "
+                "GPG's bootstrap needs complete returns inside the rollout.",
                 model,
             )
+            return
+        self.warn(
+            start + "because every trajectory of the group got the same return where it was "
+            "compared (a sparse reward never reached, or episodes that all end alike), so the policy is not being "
+            "updated. Fixes: for low-dimensional observations, a baseline blind to the episode time with "
+            "lambda-returns over it (VecNormalize, binning='spatial', gae_lambda=0.95), which rewards reaching "
+            "states whose returns are higher before any trajectory reaches the goal, as a critic does; more "
+            "exploration (ent_coef, log_std_init or use_sde for continuous actions), a larger group (n_envs), a "
+            "longer n_steps, or a shaped reward.",
+            model,
+        )
 
     def finish(self, model: OnPolicyAlgorithm) -> None:
         """
