@@ -127,7 +127,10 @@ ZOO_WALKER2D_OPTIMISER = ("learning_rate:5.05e-05", "clip_range:0.1", "n_epochs:
 KNN = ("baseline:'knn'", KNN_KWARGS)
 LINEAR_LAMBDA = ("baseline:'linear'", "gae_lambda:0.95")
 MEMORY8 = (*LINEAR_LAMBDA, "truncated_returns:'bootstrap'", "baseline_kwargs:{'memory':8}")
-MEMORY8_FOURIER256 = (*LINEAR_LAMBDA, "truncated_returns:'bootstrap'", "baseline_kwargs:{'memory':8,'fourier':256}")
+FOURIER256_MEMORY8 = "baseline_kwargs:{'memory':8,'fourier':256}"
+MEMORY8_FOURIER256 = (*LINEAR_LAMBDA, "truncated_returns:'bootstrap'", FOURIER256_MEMORY8)
+# the constructor's estimator where observations are Box values, named
+LINEAR_BOOTSTRAP = ("baseline:'linear'", "truncated_returns:'bootstrap'")
 # Candidates against gpg.yml's entry ("gpg") on tuning seeds, each run on the tasks it was meant for (--envs), each
 # on the entry it was tried against (its base)
 ZOO_TUNING = [
@@ -327,7 +330,7 @@ ZOO_TUNING += [
     Setting("gpg_walker2d_memory8", "gpg", ("baseline_kwargs:{'memory':8}",), "walker2d_bootstrap"),
     Setting("gpg_walker2d_memory32_recency0.9", "gpg", ("baseline_kwargs:{'memory':32,'recency':0.9}",), "walker2d_bootstrap"),
     # the same with 256 random Fourier features of the observation, which the larger fit affords
-    Setting("gpg_walker2d_memory8_fourier256", "gpg", ("baseline_kwargs:{'memory':8,'fourier':256}",), "walker2d_bootstrap"),
+    Setting("gpg_walker2d_memory8_fourier256", "gpg", (FOURIER256_MEMORY8,), "walker2d_bootstrap"),
     # HalfCheetah's entry (the second study's trial 26; its linear baseline fits 2,048 samples a rollout) with a memory
     Setting("gpg_halfcheetah_memory8", "gpg", ("baseline_kwargs:{'memory':8}",), "halfcheetah_trial26"),
     Setting(
@@ -370,14 +373,9 @@ PPO_ENTRY = "rl_zoo3_ppo"
 SWAP = [
     Setting("ppo", "ppo"),
     Setting("gpg_swap", "gpg", (), PPO_ENTRY),
-    Setting("gpg_swap_linear", "gpg", ("baseline:'linear'", "truncated_returns:'bootstrap'"), PPO_ENTRY),
+    Setting("gpg_swap_linear", "gpg", LINEAR_BOOTSTRAP, PPO_ENTRY),
     # the next candidate: the linear baseline fitted on the last 8 rollouts with 256 random Fourier features
-    Setting(
-        "gpg_swap_memory",
-        "gpg",
-        ("baseline:'linear'", "truncated_returns:'bootstrap'", "baseline_kwargs:{'memory':8,'fourier':256}"),
-        PPO_ENTRY,
-    ),
+    Setting("gpg_swap_memory", "gpg", (*LINEAR_BOOTSTRAP, FOURIER256_MEMORY8), PPO_ENTRY),
 ]
 # Tasks gpg.yml has no entry for (continuous control, and a sparse reward): GPG's ``default:`` against RL Zoo's PPO
 # entry for each, and candidate defaults (on tuning seeds)
@@ -394,7 +392,7 @@ DEFAULT_SETTINGS = [
     # halfway between the two: the next candidate under the same rule
     Setting("gpg_std_half", "gpg", (STD_HALF,), "defaults_first"),
     # its estimator: the constructor's (the linear baseline, the cut returns bootstrapped), or the memory entries'
-    Setting("gpg_std_half_linear", "gpg", (STD_HALF, "baseline:'linear'", "truncated_returns:'bootstrap'"), "defaults_first"),
+    Setting("gpg_std_half_linear", "gpg", (STD_HALF, *LINEAR_BOOTSTRAP), "defaults_first"),
     Setting("gpg_std_half_memory", "gpg", (STD_HALF, *MEMORY8_FOURIER256), "defaults_first"),
     # For low-dimensional observations only (MountainCar): a baseline of the state's cell, blind to the time, so that
     # lambda-returns over it reward moving into cells whose returns are higher, as PPO's critic does before any

@@ -22,7 +22,7 @@ from stable_baselines3.common.evaluation import evaluate_policy
 
 from sb3_gpg import GPG, MaskableGPG
 from sb3_gpg.common.observation_space import has_features
-from sb3_gpg.estimator.options import AUTO, GROUP_OPTION_NAMES, GroupOptions
+from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg_bench.experiments import read_csv
 
 TINY_EVAL_EPISODES = 20
@@ -100,13 +100,14 @@ def distinct_settings(task: Task, names: list[str]) -> list[str]:
     readable = has_features(task.make_env().observation_space)
     for name in names:
         options = TINY_SETTINGS[name]
-        if options is not None and options.get("baseline", "bins") not in ("bins", AUTO) and not readable:
-            continue  # GPG refuses the fitted baselines on observations they cannot read
         config = None
         if options is not None:
             config = {**task.kwargs, **options}
             group = {key: config.pop(key) for key in GROUP_OPTION_NAMES if key in config}
-            config.update(GroupOptions.from_kwargs("GPG", group).resolved(readable).as_kwargs())
+            resolved = GroupOptions.from_kwargs("GPG", group).resolved(readable)
+            if resolved.baseline != "bins" and not readable:
+                continue  # GPG refuses the fitted baselines on observations they cannot read
+            config.update(resolved.as_kwargs())
         if config not in configs:
             configs.append(config)
             distinct.append(name)

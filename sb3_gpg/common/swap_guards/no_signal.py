@@ -77,25 +77,24 @@ class NoSignalCheck:
             "every advantage was 0 (or the fitted baseline's noise: it explained 99.9% of the returns held out), "
         )
         if cause == "cut":
-            self.warn(
-                start + f"because no episode ended inside most of them: every return was cut by the rollout's end "
+            reason = (
+                f"because no episode ended inside most of them: every return was cut by the rollout's end "
                 f"(n_steps={model.n_steps} steps per env, shorter than the episodes now), so no complete return "
                 "was there to compare the samples with, or to complete the cut ones from, and the policy is not "
                 "being updated. Fix: an n_steps longer than the episodes (several episodes per env and rollout): "
-                "GPG's bootstrap needs complete returns inside the rollout.",
-                model,
+                "GPG's bootstrap needs complete returns inside the rollout."
             )
-            return
-        self.warn(
-            start + "because every trajectory of the group got the same return where it was "
-            "compared (a sparse reward never reached, or episodes that all end alike), so the policy is not being "
-            "updated. Fixes: for low-dimensional observations, a baseline blind to the episode time with "
-            "lambda-returns over it (VecNormalize, binning='spatial', gae_lambda=0.95), which rewards reaching "
-            "states whose returns are higher before any trajectory reaches the goal, as a critic does; more "
-            "exploration (ent_coef, log_std_init or use_sde for continuous actions), a larger group (n_envs), a "
-            "longer n_steps, or a shaped reward.",
-            model,
-        )
+        else:
+            reason = (
+                "because every trajectory of the group got the same return where it was "
+                "compared (a sparse reward never reached, or episodes that all end alike), so the policy is not being "
+                "updated. Fixes: for low-dimensional observations, a baseline blind to the episode time with "
+                "lambda-returns over it (VecNormalize, binning='spatial', gae_lambda=0.95), which rewards reaching "
+                "states whose returns are higher before any trajectory reaches the goal, as a critic does; more "
+                "exploration (ent_coef, log_std_init or use_sde for continuous actions), a larger group (n_envs), a "
+                "longer n_steps, or a shaped reward."
+            )
+        self.warn(start + reason, model)
 
     def finish(self, model: OnPolicyAlgorithm) -> None:
         """
