@@ -25,7 +25,10 @@ FLAT_EXPLAINED_VARIANCE = 0.999
 
 
 class NoSignalWarning(UserWarning):
-    """GPG's group gives most samples no baseline (a ``UserWarning``, so that it can be filtered or made an error)."""
+    """
+    GPG's group gives most samples no baseline, or rollouts in a row give no sample a signal (a ``UserWarning``, so
+    that it can be filtered or made an error).
+    """
 
 
 class NoSignalCheck:
