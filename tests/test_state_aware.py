@@ -144,7 +144,7 @@ def test_the_fitted_baselines_explain_a_return_that_depends_on_the_state():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(baseline="critic"), "baseline must be one of"),
+        (dict(baseline="critic"), r"baseline must be one of \('auto', 'bins', 'linear', 'knn'\)"),
         (dict(baseline="knn", baseline_kwargs={"ridge": 1.0}), "not arguments of baseline='knn'"),
         (dict(baseline="linear", baseline_kwargs={"n_folds": 1}), "at least 2"),
         (dict(baseline="knn", baseline_kwargs={"n_neighbors": 0}), "at least 1"),

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from sb3_gpg.estimator.binning import Binning, check_binning_arguments
-from sb3_gpg.estimator.fitted_baselines import check_baseline
+from sb3_gpg.estimator.fitted_baselines import BASELINES, check_baseline
 
 TRUNCATED_RETURNS = ("keep", "mask", "bootstrap")
 # The algorithms' default baseline: the linear one where the observations allow, else the bins (GroupOptions.resolved)
@@ -92,6 +92,8 @@ class GroupOptions:
         clashing = sorted(set(rollout_buffer_kwargs or {}) & set(GROUP_OPTION_NAMES))
         if clashing:
             raise ValueError(f"Pass {', '.join(clashing)} to the algorithm directly, not in rollout_buffer_kwargs.")
+        if self.baseline != AUTO and self.baseline not in BASELINES:
+            raise ValueError(f"baseline must be one of {(AUTO, *BASELINES)}, got {self.baseline!r}.")
         # "auto" is made concrete where the observation space is known (resolved): checked as the linear baseline
         checked_kwargs = check_baseline("linear" if self.baseline == AUTO else self.baseline, self.baseline_kwargs)
         baseline_kwargs = self.baseline_kwargs if self.baseline == AUTO else checked_kwargs
