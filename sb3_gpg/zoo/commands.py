@@ -70,7 +70,7 @@ def _parse_early_arguments(argv: list[str]) -> argparse.Namespace:
     (an unknown env, ``--vec-env envpool``, a ``-params`` value that is not Python); it parses all of them itself.
 
     :param argv: rl_zoo3's train arguments
-    :return: ``env``, ``gym_packages``, ``vec_env`` and ``hyperparams``
+    :return: ``env``, ``gym_packages``, ``vec_env``, ``hyperparams`` and ``num_threads`` (as given, a string)
     :raises ZooError: for a ``-params`` value that is not Python
     """
     from rl_zoo3.utils import StoreDict
@@ -80,6 +80,7 @@ def _parse_early_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--gym-packages", nargs="+", default=[])
     parser.add_argument("--vec-env", default="dummy")
     parser.add_argument("-params", "--hyperparams", nargs="+", action=StoreDict)
+    parser.add_argument("--num-threads")  # not an integer: rl_zoo3's parser says so
     try:
         return parser.parse_known_args(argv)[0]
     except (SyntaxError, NameError) as error:  # StoreDict evaluates each value as Python
@@ -142,13 +143,18 @@ def train(argv: list[str], program: str = "sb3-gpg train") -> None:
 
     :param argv: rl_zoo3's train arguments, ``--eval-seed`` and ``--trial-score-window``
     :param program: the name the usage and error messages give
-    :raises ZooError: for an unknown env, a missing entry, an unknown key, a bad GPG value or a bad
-        ``--trial-score-window``
+    :raises ZooError: for an unknown env, a missing entry, an unknown key, a bad GPG value or update setting, a bad
+        ``--trial-score-window`` or a negative ``--num-threads`` other than -1
     """
     from rl_zoo3 import train as zoo_train
 
     own, argv = _take_own_arguments(argv)
     args = _parse_early_arguments(argv)
+    if args.num_threads is not None and args.num_threads.lstrip("-").isdigit() and int(args.num_threads) < -1:
+        raise ZooError(
+            f"--num-threads {args.num_threads}: pass a number of torch threads (1, the default, or more), or -1 "
+            "or 0 for torch's default (one per core)"
+        )
     _check_env(args.env, args.gym_packages)
     if args.vec_env == "envpool":
         try:

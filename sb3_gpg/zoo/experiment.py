@@ -21,6 +21,7 @@ from sb3_gpg.zoo.registry import (
     GPG_ALGOS,
     ZooError,
     check_gpg_hyperparams,
+    check_gpg_settings,
     sample_gpg_params,
     sample_gpg_rollout,
     searched_baselines,
@@ -52,8 +53,8 @@ class ZooExperimentManager(ExtendedExperimentManager):
             hyperparams, saved_hyperparams = super().read_hyperparameters()
         except ValueError as error:  # rl_zoo3's error for a file with neither the env's entry nor a 'default' one
             raise ZooError(str(error)) from None
-        where = f"{self.config} for {self.env_name.gym_id}" + (" with -params" if self.custom_hyperparams else "")
-        check_gpg_hyperparams(hyperparams, where, GPG_ALGOS[self.algo][0])
+        self._entry_name = f"{self.config} for {self.env_name.gym_id}" + (" with -params" if self.custom_hyperparams else "")
+        check_gpg_hyperparams(hyperparams, self._entry_name, GPG_ALGOS[self.algo][0])
         if "env_kwargs" in hyperparams and not self.env_kwargs:
             # rl_zoo3 builds its evaluation env, and saves the args.yml that enjoy and record_video read, from the
             # command line's env kwargs only: give them the entry's, or e.g. CliffWalking's time limit is missing
@@ -61,6 +62,12 @@ class ZooExperimentManager(ExtendedExperimentManager):
             if self._eval_env_kwargs_args is None:
                 self.eval_env_kwargs = self.env_kwargs
         return hyperparams, saved_hyperparams
+
+    def _preprocess_hyperparams(self, hyperparams: dict[str, Any]) -> tuple[dict[str, Any], Any, Any, Any]:
+        processed = super()._preprocess_hyperparams(hyperparams)
+        if self.algo in GPG_ALGOS and not self.optimize_hyperparameters:  # a search samples valid settings
+            check_gpg_settings(processed[0], self.n_envs, self._entry_name, GPG_ALGOS[self.algo][0])
+        return processed
 
     def create_callbacks(self) -> None:
         if self.algo not in MASKED_EVALUATION:

@@ -14,6 +14,7 @@ from gymnasium import spaces
 from torch import nn
 
 from sb3_gpg.common.observation_space import has_image_space
+from sb3_gpg.common.swap_guards.ppo_settings import check_minibatch_size, check_update_settings
 from sb3_gpg.estimator.fitted_baselines import BASELINES
 from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.gpg.gpg import GPG
@@ -222,5 +223,30 @@ def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str, algorithm: ty
         raise ZooError(f"{where}: {algorithm.__name__} does not know {hints}.")
     try:
         GroupOptions(**{name: value for name, value in hyperparams.items() if name in GROUP_OPTION_NAMES}).checked()
+    except ValueError as error:
+        raise ZooError(f"{where}: {error}") from None
+
+
+def check_gpg_settings(hyperparams: dict[str, Any], n_envs: int, where: str, algorithm: type[GPG] = GPG) -> None:
+    """
+    The algorithm's own checks of its update settings, on an entry whose schedules rl_zoo3 has built, before any env:
+    the constructor would refuse the same values with a traceback once the envs are made.
+
+    :param hyperparams: the entry, preprocessed by rl_zoo3 (schedules as callables, ``n_envs`` taken out)
+    :param n_envs: the number of training envs
+    :param where: what to name in the error (file and entry)
+    :param algorithm: GPG, MaskableGPG, RecurrentGPG or MaskableRecurrentGPG, whose defaults fill what the entry leaves out
+    :raises ZooError: for a value the algorithm refuses, with its reason
+    """
+    defaults = {name: parameter.default for name, parameter in inspect.signature(algorithm.__init__).parameters.items()}
+
+    def value(name: str) -> Any:
+        return hyperparams.get(name, defaults[name])
+
+    try:
+        check_update_settings(
+            value("learning_rate"), value("n_epochs"), value("gamma"), value("gae_lambda"), value("clip_range")
+        )
+        check_minibatch_size(value("batch_size"), value("n_steps"), n_envs, value("normalize_advantage"))
     except ValueError as error:
         raise ZooError(f"{where}: {error}") from None
