@@ -92,6 +92,11 @@ OUT_OF_RANGE = (
     "a discount outside [0, 1] or a negative clip range: the anchors train on it silently, GPG refuses it when built, "
     "naming the value and the range"
 )
+CORRUPTING = (
+    "a negative max_grad_norm (a gradient scaled by a negative factor: ascent), a negative target_kl (every epoch "
+    "stops after one minibatch) or a NaN entropy coefficient: the anchors train on it, GPG refuses it when built"
+)
+FRACTIONAL_EPOCHS = "a fractional number of epochs: the anchors fail in their first update (TypeError), GPG when built"
 LSTM_SETTINGS = (
     "GPG's filter of the critic's settings serves its three classes, so GPG and MaskableGPG take RecurrentPPO's LSTM "
     "settings for the critic's: they refuse RecurrentPPO's invalid combinations as RecurrentPPO does, and ignore the "
@@ -121,6 +126,12 @@ DIFFERENCES: dict[tuple[str, str], Difference] = {
         for anchor in ANCHORS
         for scenario in ("learning_rate=0", "n_epochs=0")
     },
+    **{
+        (anchor, scenario): Difference(("init", ValueError), CORRUPTING)
+        for anchor in ANCHORS
+        for scenario in ("max_grad_norm=-1", "target_kl=-0.1", "ent_coef=nan")
+    },
+    **{(anchor, "n_epochs=2.5"): Difference(("init", ValueError), FRACTIONAL_EPOCHS) for anchor in ANCHORS},
     **{
         (anchor, scenario): Difference(("init", ValueError), OUT_OF_RANGE)
         for anchor in ANCHORS
@@ -179,6 +190,10 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "learning_rate=-1": dict(learning_rate=-1),
     "learning_rate=0": dict(learning_rate=0),
     "n_epochs=0": dict(n_epochs=0),
+    "n_epochs=2.5": dict(n_epochs=2.5),
+    "max_grad_norm=-1": dict(max_grad_norm=-1.0),
+    "target_kl=-0.1": dict(target_kl=-0.1),
+    "ent_coef=nan": dict(ent_coef=float("nan")),
     "n_steps=1": dict(n_steps=1, batch_size=2),
     "n_steps=1, normalize_advantage=False": dict(n_steps=1, batch_size=1, normalize_advantage=False),
     "net_arch with vf": dict(policy_kwargs=dict(net_arch=dict(pi=[16], vf=[32]))),

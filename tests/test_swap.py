@@ -97,6 +97,11 @@ def test_settings_accepted_or_refused_alike(pair, setting):
         (GPG, dict(learning_rate=-1), r"learning_rate=-1: the learning rate must be positive .* Pass a positive rate"),
         (MaskableGPG, dict(learning_rate=lambda progress: progress - 1), "a schedule whose value at progress 1 is 0"),
         (RecurrentGPG, dict(n_epochs=0), r"n_epochs=0: .* Pass n_epochs >= 1"),
+        (GPG, dict(n_epochs=2.5), r"n_epochs=2.5: each update needs a whole number of epochs"),
+        (MaskableGPG, dict(max_grad_norm=-1.0), r"max_grad_norm=-1.0: .* must be >= 0, e.g. 0.5"),
+        (RecurrentGPG, dict(target_kl=-0.1), r"target_kl=-0.1: pass None \(no early stop\) or a divergence >= 0"),
+        (GPG, dict(ent_coef=float("nan")), "ent_coef=nan: the entropy coefficient must be a number"),
+        (GPG, dict(gamma="0.99"), r"gamma='0.99': gamma must be a number in \[0, 1\]"),
         (GPG, dict(batch_size=0, normalize_advantage=False), r"batch_size=0: .* Pass batch_size >= 1"),
     ],
 )

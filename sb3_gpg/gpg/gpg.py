@@ -135,7 +135,16 @@ class GPG(OnPolicyAlgorithm):
         # Check GPG's own arguments before anything is built or stepped
         options = GroupOptions.from_kwargs(type(self).__name__, group_options)
         options.checked(rollout_buffer_kwargs=rollout_buffer_kwargs)
-        check_update_settings(learning_rate, n_epochs, gamma=gamma, gae_lambda=gae_lambda, clip_range=clip_range)
+        check_update_settings(
+            learning_rate,
+            n_epochs,
+            gamma=gamma,
+            gae_lambda=gae_lambda,
+            clip_range=clip_range,
+            ent_coef=ent_coef,
+            max_grad_norm=max_grad_norm,
+            target_kl=target_kl,
+        )
         policy_kwargs = ignore_critic_settings(policy_kwargs, vf_coef=vf_coef, clip_range_vf=clip_range_vf)
 
         super().__init__(

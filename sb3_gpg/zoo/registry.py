@@ -244,9 +244,7 @@ def check_gpg_settings(hyperparams: dict[str, Any], n_envs: int, where: str, alg
         return hyperparams.get(name, defaults[name])
 
     try:
-        check_update_settings(
-            value("learning_rate"), value("n_epochs"), value("gamma"), value("gae_lambda"), value("clip_range")
-        )
+        check_update_settings(**{name: value(name) for name in inspect.signature(check_update_settings).parameters})
         check_minibatch_size(value("batch_size"), value("n_steps"), n_envs, value("normalize_advantage"))
     except ValueError as error:
         raise ZooError(f"{where}: {error}") from None

@@ -4,6 +4,8 @@ accepts and ignores them with one warning that names them. The settings PPO refu
 refuses too, with the exception type PPO raises, so that a swap fails where PPO fails.
 """
 
+import math
+import numbers
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -107,22 +109,33 @@ def check_update_settings(
     gamma: float = 0.99,
     gae_lambda: float = 1.0,
     clip_range: float | Callable[[float], float] = 0.2,
+    ent_coef: float = 0.0,
+    max_grad_norm: float = 0.5,
+    target_kl: float | None = None,
 ) -> None:
     """
     Refuse, before anything is built, settings that cannot train: PPO passes a negative rate on to torch's Adam, which
-    refuses it from deep in the policy's constructor, trains nothing with a zero rate or no epoch, and trains silently
-    on a discount outside [0, 1] (returns that grow with the horizon, or alternate in sign) and on a negative clip
-    range (a clamp whose bounds cross, which fixes the ratio at ``1 - clip_range``).
+    refuses it from deep in the policy's constructor, trains nothing with a zero rate or no epoch, fails at the first
+    update on a fractional number of epochs, and trains silently on a discount outside [0, 1] (returns that grow with
+    the horizon, or alternate in sign), on a negative clip range (a clamp whose bounds cross, which fixes the ratio at
+    ``1 - clip_range``), on a negative ``max_grad_norm`` (torch then scales the gradient by a negative factor: ascent),
+    on a negative ``target_kl`` (every epoch stops after its first minibatch) and on a NaN entropy coefficient.
 
     :param learning_rate: the constructor's learning rate, a number or a schedule of the progress remaining (1 to 0)
     :param n_epochs: the constructor's number of epochs
     :param gamma: the discount factor
     :param gae_lambda: GAE's lambda over the baselines
     :param clip_range: the clip range, a number or a schedule (a schedule is checked as it runs: not here)
+    :param ent_coef: the entropy coefficient
+    :param max_grad_norm: the gradient's largest norm
+    :param target_kl: the approximate KL divergence that stops an update's epochs early, or None
     :raises ValueError: for a rate that is not positive (a schedule's at progress 1, where training starts), fewer than
-        one epoch, a ``gamma`` or ``gae_lambda`` outside [0, 1] and a negative ``clip_range``
+        one or a fractional number of epochs, a ``gamma`` or ``gae_lambda`` that is not a number in [0, 1], a negative
+        ``clip_range``, ``max_grad_norm`` or ``target_kl``, and a NaN ``ent_coef``
     """
     for name, value in (("gamma", gamma), ("gae_lambda", gae_lambda)):
+        if isinstance(value, (str, bool)) or not isinstance(value, numbers.Real):
+            raise ValueError(f"{name}={value!r}: {name} must be a number in [0, 1], e.g. 0.99.")
         if not 0.0 <= value <= 1.0:  # NaN too
             raise ValueError(f"{name}={value!r}: {name} must be in [0, 1] (PPO accepts any value and trains on it).")
     if not callable(clip_range) and not clip_range >= 0:  # NaN too
@@ -136,8 +149,22 @@ def check_update_settings(
             f"learning_rate={given}: the learning rate must be positive where training starts (a schedule is read at "
             "progress 1, the first update). Pass a positive rate, e.g. 3e-4 (the default), or a schedule that starts positive."
         )
-    if n_epochs < 1:
-        raise ValueError(f"n_epochs={n_epochs}: each update needs at least one epoch over the rollout. Pass n_epochs >= 1.")
+    if isinstance(n_epochs, bool) or not isinstance(n_epochs, numbers.Integral) or n_epochs < 1:
+        raise ValueError(
+            f"n_epochs={n_epochs!r}: each update needs a whole number of epochs over the rollout. Pass n_epochs >= 1."
+        )
+    if not max_grad_norm >= 0:  # NaN too
+        raise ValueError(
+            f"max_grad_norm={max_grad_norm!r}: the gradient's norm is clipped to it, so it must be >= 0, e.g. 0.5 (torch "
+            "scales the gradient by a negative factor otherwise, and PPO trains on it)."
+        )
+    if target_kl is not None and not target_kl >= 0:  # NaN too
+        raise ValueError(
+            f"target_kl={target_kl!r}: pass None (no early stop) or a divergence >= 0, e.g. 0.01 (a negative one stops "
+            "every epoch after its first minibatch)."
+        )
+    if isinstance(ent_coef, numbers.Real) and math.isnan(ent_coef):
+        raise ValueError("ent_coef=nan: the entropy coefficient must be a number, e.g. 0.0 (a NaN loss trains nothing).")
 
 
 def check_minibatch_size(batch_size: int, n_steps: int, n_envs: int | None, normalize_advantage: bool) -> None:
