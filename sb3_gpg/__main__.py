@@ -12,6 +12,8 @@ from stable_baselines3.common.evaluation import evaluate_policy
 from sb3_gpg import GPG, __version__
 from sb3_gpg.common.env_util import VEC_ENVS, check_env_id, make_vec_env_on
 from sb3_gpg.estimator.binning import BINNINGS
+from sb3_gpg.estimator.fitted_baselines import BASELINES
+from sb3_gpg.estimator.options import AUTO
 
 
 def _at_least(minimum: int) -> Callable[[str], int]:
@@ -48,7 +50,14 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument(
         "--n-envs", type=_at_least(1), default=1, help="parallel environments: the group is n_envs * n_steps samples"
     )
-    parser.add_argument("--binning", default="time", choices=BINNINGS, help="which samples share a baseline")
+    parser.add_argument(
+        "--baseline",
+        default=AUTO,
+        choices=(AUTO, *BASELINES),
+        help="the group baseline: the bins' mean return (bins, the paper's), or a value fitted to the rollout's own "
+        "returns (linear, knn); auto: linear on vector observations with time binning, the bins elsewhere",
+    )
+    parser.add_argument("--binning", default="time", choices=BINNINGS, help="which samples share a bins baseline")
     parser.add_argument("--seed", type=_at_least(0), default=0, help="seed of GPG and of the training envs")
     parser.add_argument(
         "--vec-env",
@@ -79,7 +88,11 @@ def main(argv: list[str] | None = None) -> float:
         f"({args.vec_env}), seed {args.seed}"
     )
     env = make_vec_env_on(args.env, args.n_envs, args.seed, args.vec_env)
-    model = GPG("MlpPolicy", env, binning=args.binning, seed=args.seed, device="cpu")
+    try:
+        model = GPG("MlpPolicy", env, baseline=args.baseline, binning=args.binning, seed=args.seed, device="cpu")
+    except ValueError as error:  # an option the env's spaces do not take (e.g. a fitted baseline on Discrete observations)
+        env.close()
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
     start = time.perf_counter()
     model.learn(args.timesteps, progress_bar=True)
     elapsed = time.perf_counter() - start

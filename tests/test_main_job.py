@@ -16,7 +16,7 @@ def test_help_is_plain_text_with_every_default(capsys):
     help_text = capsys.readouterr().out
     assert "``" not in help_text, "reStructuredText markup in the help"
     flat = re.sub(r"\s+", " ", help_text)  # argparse wraps the help lines
-    for default in ("CartPole-v1", "50000", "time", "dummy", "20"):
+    for default in ("CartPole-v1", "50000", "auto", "time", "dummy", "20"):
         assert f"(default: {default})" in flat, default
     assert "(default: 0)" in flat.split("--seed SEED", 1)[1]
 
@@ -64,3 +64,12 @@ def test_num_threads_is_named_as_in_sb3_gpg_train(capsys):
     flat = re.sub(r"\s+", " ", capsys.readouterr().out)
     assert "--num-threads NUM_THREADS torch threads:" in flat and "(default: 1)" in flat.split("--num-threads", 2)[2]
     assert "--threads" not in flat.replace("--num-threads", "")
+
+
+def test_an_option_the_env_does_not_take_is_one_line_before_training(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--env", "FrozenLake-v1", "--baseline", "linear"])
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("python -m sb3_gpg: error: baseline='linear' fits the returns on the Box observations")
+    assert captured.err.count("\n") == 1 and "Trained" not in captured.out
