@@ -256,6 +256,15 @@ def test_bad_input_gives_one_line_error(tmp_path, argv, message):
     assert not (tmp_path / "logs").exists()  # nothing ran
 
 
+def test_an_option_the_observations_cannot_serve_is_one_line_once_the_envs_are_made(tmp_path):
+    argv = ["--algo", "gpg", "--env", "FrozenLake-v1", "-params", "baseline:'linear'", "-f", "logs"]
+    result = cli("sb3_gpg.train", *argv, cwd=tmp_path, check=False)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()], result.stderr  # one line, no traceback
+    assert "for FrozenLake-v1 with -params: baseline='linear' fits the returns on the Box observations" in result.stderr
+    assert not list(tmp_path.glob("logs/gpg/*/*.zip"))  # nothing trained
+
+
 def test_default_conf_is_sb3_gpg_yaml_and_other_algos_are_left_alone(tmp_path):
     args = argparse.Namespace()
     assert ZooExperimentManager(args, "gpg", "CartPole-v1", str(tmp_path)).config == str(GPG_HYPERPARAMS)

@@ -9,7 +9,7 @@ from stable_baselines3.common.buffers import DictRolloutBuffer, RolloutBuffer
 from stable_baselines3.common.type_aliases import DictRolloutBufferSamples, RolloutBufferSamples
 from stable_baselines3.common.vec_env import VecNormalize
 
-from sb3_gpg.common.observation_space import box_keys, check_observation_binning, flat_obs_dim, has_features
+from sb3_gpg.common.observation_space import box_keys, options_for_space
 from sb3_gpg.estimator import GROUP_OPTION_NAMES, GroupOptions, estimate
 from sb3_gpg.estimator.baseline_memory import NormalEquations
 from sb3_gpg.estimator.returns import episode_times
@@ -55,8 +55,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
     ):
         if group_options is None:
             group_options = GroupOptions(**{name: kwargs.pop(name) for name in GROUP_OPTION_NAMES if name in kwargs})
-        self.group_options = group_options.resolved(has_features(observation_space)).checked(flat_obs_dim(observation_space))
-        check_observation_binning(self.group_options.binning, observation_space, self.group_options.baseline)
+        self.group_options = options_for_space(group_options, observation_space)
         if not 0.0 <= gae_lambda <= 1.0:
             raise ValueError(f"gae_lambda must be in [0, 1], got {gae_lambda}: 1.0 gives Monte-Carlo advantages.")
         # Flat, as the algorithms hold them

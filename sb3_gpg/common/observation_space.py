@@ -8,6 +8,7 @@ from gymnasium import spaces
 from stable_baselines3.common.preprocessing import get_obs_shape, is_image_space
 
 from sb3_gpg.estimator.binning import Binning
+from sb3_gpg.estimator.options import GroupOptions
 from sb3_gpg.estimator.rollout_keys import OBSERVATION_BINNINGS
 
 
@@ -88,3 +89,15 @@ def box_keys(observation_space: spaces.Space) -> list[str | None]:
     if isinstance(observation_space, spaces.Dict):
         return [key for key, space in observation_space.spaces.items() if isinstance(space, spaces.Box)]
     return [None] if isinstance(observation_space, spaces.Box) else []
+
+
+def options_for_space(options: GroupOptions, observation_space: spaces.Space) -> GroupOptions:
+    """
+    :param options: the estimator's options, as given
+    :param observation_space: the observations the estimator will read
+    :return: the options made concrete for these observations (``baseline="auto"`` resolved) and checked
+    :raises ValueError: for an option these observations cannot serve, naming what works
+    """
+    resolved = options.resolved(has_features(observation_space)).checked(flat_obs_dim(observation_space))
+    check_observation_binning(resolved.binning, observation_space, resolved.baseline)
+    return resolved

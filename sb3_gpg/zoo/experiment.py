@@ -15,7 +15,9 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper,
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
 from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
+from sb3_gpg.common.observation_space import options_for_space
 from sb3_gpg.common.vec_env.envpool import make_envpool_env
+from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.zoo.extensions import ExtendedExperimentManager
 from sb3_gpg.zoo.registry import (
     GPG_ALGOS,
@@ -45,6 +47,8 @@ class ZooExperimentManager(ExtendedExperimentManager):
             # Saved in args.yml as the file the run used
             config = args.conf_file = str(GPG_ALGOS[algo][1])
         super().__init__(args, algo, *zoo_args, config=config, **kwargs)
+        # the entry's estimator options, checked against the training envs' observations once they are made
+        self._entry_options: GroupOptions | None = None
 
     def read_hyperparameters(self) -> tuple[dict[str, Any], dict[str, Any]]:
         if self.algo not in GPG_ALGOS:
@@ -67,7 +71,22 @@ class ZooExperimentManager(ExtendedExperimentManager):
         processed = super()._preprocess_hyperparams(hyperparams)
         if self.algo in GPG_ALGOS and not self.optimize_hyperparameters:  # a search samples valid settings
             check_gpg_settings(processed[0], self.n_envs, self._entry_name, GPG_ALGOS[self.algo][0])
+            self._entry_options = GroupOptions(
+                **{name: processed[0][name] for name in GROUP_OPTION_NAMES if name in processed[0]}
+            )
         return processed
+
+    def create_envs(self, n_envs: int, eval_env: bool = False, no_log: bool = False) -> VecEnv:
+        env = super().create_envs(n_envs, eval_env=eval_env, no_log=no_log)
+        options = self._entry_options
+        if not eval_env and options is not None:
+            # what the observations cannot serve is known once the envs are made, before rl_zoo3 builds the model
+            try:
+                options_for_space(options, env.observation_space)
+            except ValueError as error:
+                env.close()
+                raise ZooError(f"{self._entry_name}: {error}") from None
+        return env
 
     def create_callbacks(self) -> None:
         if self.algo not in MASKED_EVALUATION:
