@@ -17,7 +17,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
 from sb3_gpg.common.observation_space import options_for_space
 from sb3_gpg.common.vec_env.envpool import make_envpool_env
-from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
+from sb3_gpg.estimator.options import GroupOptions
 from sb3_gpg.zoo.extensions import ExtendedExperimentManager
 from sb3_gpg.zoo.registry import (
     GPG_ALGOS,
@@ -58,7 +58,9 @@ class ZooExperimentManager(ExtendedExperimentManager):
         except ValueError as error:  # rl_zoo3's error for a file with neither the env's entry nor a 'default' one
             raise ZooError(str(error)) from None
         self._entry_name = f"{self.config} for {self.env_name.gym_id}" + (" with -params" if self.custom_hyperparams else "")
-        check_gpg_hyperparams(hyperparams, self._entry_name, GPG_ALGOS[self.algo][0])
+        options = check_gpg_hyperparams(hyperparams, self._entry_name, GPG_ALGOS[self.algo][0])
+        if not self.optimize_hyperparameters:  # a search samples its own
+            self._entry_options = options
         if "env_kwargs" in hyperparams and not self.env_kwargs:
             # rl_zoo3 builds its evaluation env, and saves the args.yml that enjoy and record_video read, from the
             # command line's env kwargs only: give them the entry's, or e.g. CliffWalking's time limit is missing
@@ -71,9 +73,6 @@ class ZooExperimentManager(ExtendedExperimentManager):
         processed = super()._preprocess_hyperparams(hyperparams)
         if self.algo in GPG_ALGOS and not self.optimize_hyperparameters:  # a search samples valid settings
             check_gpg_settings(processed[0], self.n_envs, self._entry_name, GPG_ALGOS[self.algo][0])
-            self._entry_options = GroupOptions(
-                **{name: processed[0][name] for name in GROUP_OPTION_NAMES if name in processed[0]}
-            )
         return processed
 
     def create_envs(self, n_envs: int, eval_env: bool = False, no_log: bool = False) -> VecEnv:

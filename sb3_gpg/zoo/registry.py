@@ -208,11 +208,12 @@ def gpg_parameter_names(algorithm: type[GPG] = GPG) -> set[str]:
     return named | set(GROUP_OPTION_NAMES)
 
 
-def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str, algorithm: type[GPG] = GPG) -> None:
+def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str, algorithm: type[GPG] = GPG) -> GroupOptions:
     """
     :param hyperparams: one entry of a hyperparameter file, with the command line's overrides
     :param where: what to name in the error (file and entry)
     :param algorithm: GPG, MaskableGPG or RecurrentGPG
+    :return: the entry's estimator options, as given (what the observations can serve is checked once the envs exist)
     :raises ZooError: for a key the algorithm does not know or a bad value of GPG's own options
     """
     known = gpg_parameter_names(algorithm)
@@ -221,10 +222,12 @@ def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str, algorithm: ty
         close = {key: difflib.get_close_matches(key, known | ZOO_KEYS, n=1) for key in unknown}
         hints = ", ".join(f"{key!r}" + (f" (did you mean {match[0]!r}?)" if match else "") for key, match in close.items())
         raise ZooError(f"{where}: {algorithm.__name__} does not know {hints}.")
+    options = GroupOptions(**{name: value for name, value in hyperparams.items() if name in GROUP_OPTION_NAMES})
     try:
-        GroupOptions(**{name: value for name, value in hyperparams.items() if name in GROUP_OPTION_NAMES}).checked()
+        options.checked()
     except ValueError as error:
         raise ZooError(f"{where}: {error}") from None
+    return options
 
 
 def check_gpg_settings(hyperparams: dict[str, Any], n_envs: int, where: str, algorithm: type[GPG] = GPG) -> None:

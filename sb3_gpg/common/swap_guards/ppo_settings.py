@@ -134,7 +134,7 @@ def check_update_settings(
         ``clip_range``, ``max_grad_norm`` or ``target_kl``, and a NaN ``ent_coef``
     """
     for name, value in (("gamma", gamma), ("gae_lambda", gae_lambda)):
-        if isinstance(value, (str, bool)) or not isinstance(value, numbers.Real):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ValueError(f"{name}={value!r}: {name} must be a number in [0, 1], e.g. 0.99.")
         if not 0.0 <= value <= 1.0:  # NaN too
             raise ValueError(f"{name}={value!r}: {name} must be in [0, 1] (PPO accepts any value and trains on it).")
