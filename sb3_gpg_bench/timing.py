@@ -23,7 +23,8 @@ import yaml
 
 # A process whose command line holds one of these is a training (RL Zoo's, as the suite runs them, or the CLI's)
 TRAINING_MARKERS = ("sb3_gpg.train", "rl_zoo3.train", "sb3-gpg train", "sb3_gpg/train.py", "rl_zoo3/train.py")
-SAMPLE_EVERY_S = 15.0  # seconds between two samples of the load; the evaluations are looked for every second
+SAMPLE_EVERY_S = 15.0  # seconds between two samples of the load
+LOOK_EVERY_S = 1.0  # seconds between two looks for new evaluations
 FRACTIONS = (0.5, 0.9)
 Found = dict[tuple[str, str], dict[int, Path]]  # per (task, setting name), the finished runs' folders by seed
 Curves = dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]]
@@ -70,7 +71,7 @@ def run_watched(command: list[str], evaluations: Path) -> tuple[subprocess.Compl
             samples.append([round(elapsed, 1), round(os.getloadavg()[0], 2), trainings_beside(process.pid)])
         _note_evaluations(evaluations, started, written)
         try:
-            stdout, stderr = process.communicate(timeout=1.0)
+            stdout, stderr = process.communicate(timeout=LOOK_EVERY_S)
             break
         except subprocess.TimeoutExpired:  # the output so far is kept for the next call
             continue

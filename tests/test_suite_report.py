@@ -179,15 +179,16 @@ def test_time_to_score_and_updates_against_wall_time(tmp_path):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_watched_run_records_the_load_and_when_each_evaluation_was_written(tmp_path):
+def test_a_watched_run_records_the_load_and_when_each_evaluation_was_written(tmp_path, monkeypatch):
+    monkeypatch.setattr("sb3_gpg_bench.timing.LOOK_EVERY_S", 0.1)
     # a process whose command line names a training, as another run beside this one would
     beside = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "sb3_gpg.train"])
-    # a stand-in for a training: writes its evaluations.npz twice, about a second apart
+    # a stand-in for a training: writes its evaluations.npz twice, 0.4 s apart (four looks)
     script = (
         "import sys, time; import numpy as np; from pathlib import Path\n"
         "folder = Path(sys.argv[1]); folder.mkdir(parents=True)\n"
         "for count in (1, 2):\n"
-        "    time.sleep(1.2); np.savez(folder / 'evaluations.npz', timesteps=np.arange(count), results=np.zeros((count, 2)))\n"
+        "    time.sleep(0.4); np.savez(folder / 'evaluations.npz', timesteps=np.arange(count), results=np.zeros((count, 2)))\n"
     )
     try:
         # a process just started may show an empty command line for a moment (seen on a sandboxed CI machine)
@@ -203,8 +204,8 @@ def test_a_watched_run_records_the_load_and_when_each_evaluation_was_written(tmp
     finally:
         beside.kill()
     assert result.returncode == 0, result.stderr
-    # the files' own times, 1.2 s of sleep apart (and more on a loaded machine)
-    assert len(written) == 2 and 0.5 < written[1] - written[0] < 10.0
+    # the files' own times, 0.4 s of sleep apart (and more on a loaded machine), rounded to 0.1 s
+    assert len(written) == 2 and 0.2 < written[1] - written[0] < 10.0
     assert load["samples"][0][2] >= 1 and load["runs_beside_max"] >= 1 and len(load["start"]) == len(load["end"]) == 3
 
 
