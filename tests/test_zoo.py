@@ -240,6 +240,8 @@ def test_console_script_trains(tmp_path):
         (["--algo", "gpg", "--env", "CartPole-v1", "-params", "n_steps:0"], "n_steps * n_envs must be greater than 1"),
         (["--algo", "gpg_lstm", "--env", "CartPole-v1", "-params", "learning_rate:-1.0"], "learning rate must be positive"),
         (["--algo", "gpg", "--env", "CartPole-v1", "--num-threads", "-5"], "--num-threads -5: pass a number of torch threads"),
+        (["--algo", "gpg", "--env", "CartPole-v1", "-n", "0"], "-n 0: pass a number of training steps"),
+        (["--algo", "gpg", "--env", "CartPole-v1", "--n-timesteps", "-5"], "-n -5: pass a number of training steps"),
         (["--algo", "ppo", "--env", "Taxi-v4", "--vec-env", "envpool"], "EnvPool has no environment"),
         (["--algo", "gpg", "-optimize", "--trial-score-window", "0"], "--trial-score-window 0: a trial's score is the mean"),
         (["--algo", "gpg", "--trial-score-window", "2"], "--trial-score-window 2 scores the trials of a search: add"),

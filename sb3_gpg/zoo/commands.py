@@ -56,6 +56,9 @@ CHANGED_TRAIN_OPTIONS: dict[str, dict[str, Any]] = {
         help="torch threads (default: 1: a small MLP on a CPU trains fastest on one thread, and more only contend, "
         "above all on a busy machine; -1 or 0: torch's default, one per core, as RL Zoo's train)",
     ),
+    "--n-timesteps": dict(
+        help="training steps (default: -1, the hyperparameters file's n_timesteps)",
+    ),
     "--vec-env": dict(
         choices=VEC_ENVS,
         help="how the training envs are stepped: dummy (in this process), subproc (one process per env) or envpool "
@@ -70,7 +73,8 @@ def _parse_early_arguments(argv: list[str]) -> argparse.Namespace:
     (an unknown env, ``--vec-env envpool``, a ``-params`` value that is not Python); it parses all of them itself.
 
     :param argv: rl_zoo3's train arguments
-    :return: ``env``, ``gym_packages``, ``vec_env``, ``hyperparams`` and ``num_threads`` (as given, a string)
+    :return: ``env``, ``gym_packages``, ``vec_env``, ``hyperparams``, and ``num_threads`` and ``n_timesteps`` (as
+        given, strings)
     :raises ZooError: for a ``-params`` value that is not Python
     """
     from rl_zoo3.utils import StoreDict
@@ -80,7 +84,9 @@ def _parse_early_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--gym-packages", nargs="+", default=[])
     parser.add_argument("--vec-env", default="dummy")
     parser.add_argument("-params", "--hyperparams", nargs="+", action=StoreDict)
-    parser.add_argument("--num-threads")  # not an integer: rl_zoo3's parser says so
+    # not integers: rl_zoo3's parser says so
+    parser.add_argument("--num-threads")
+    parser.add_argument("-n", "--n-timesteps")
     try:
         return parser.parse_known_args(argv)[0]
     except (SyntaxError, NameError) as error:  # StoreDict evaluates each value as Python
@@ -144,16 +150,22 @@ def train(argv: list[str], program: str = "sb3-gpg train") -> None:
     :param argv: rl_zoo3's train arguments, ``--eval-seed`` and ``--trial-score-window``
     :param program: the name the usage and error messages give
     :raises ZooError: for an unknown env, a missing entry, an unknown key, a bad GPG value or update setting, a bad
-        ``--trial-score-window`` or a negative ``--num-threads`` other than -1
+        ``--trial-score-window``, a negative ``--num-threads`` other than -1, or an ``-n`` of 0 or below -1
     """
     from rl_zoo3 import train as zoo_train
 
     own, argv = _take_own_arguments(argv)
     args = _parse_early_arguments(argv)
-    if args.num_threads is not None and args.num_threads.lstrip("-").isdigit() and int(args.num_threads) < -1:
+    # rl_zoo3 reads any number below 1 as its default, so a mistyped sign or a 0 would pass silently
+    if _below(args.num_threads, -1):
         raise ZooError(
             f"--num-threads {args.num_threads}: pass a number of torch threads (1, the default, or more), or -1 "
             "or 0 for torch's default (one per core)"
+        )
+    if _below(args.n_timesteps, 1) and int(args.n_timesteps) != -1:
+        raise ZooError(
+            f"-n {args.n_timesteps}: pass a number of training steps (1 or more), or -1 (the default) for the "
+            "hyperparameters file's n_timesteps"
         )
     _check_env(args.env, args.gym_packages)
     if args.vec_env == "envpool":
@@ -169,6 +181,11 @@ def train(argv: list[str], program: str = "sb3-gpg train") -> None:
         replaced(vars(zoo_train), "ExperimentManager", functools.partial(_experiment_manager, **vars(own))),
     ):
         run_script(program, argv, zoo_train.train)
+
+
+def _below(value: str | None, least: int) -> bool:
+    """:return: whether ``value``, a command-line argument as given, is an integer below ``least``"""
+    return value is not None and value.lstrip("-").isdigit() and int(value) < least
 
 
 def _check_model(argv: list[str], command: str) -> None:
