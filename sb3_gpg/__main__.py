@@ -3,8 +3,10 @@ Train GPG on a Gymnasium task with a progress bar, then evaluate it: ``python -m
 """
 
 import argparse
+import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch as th
 from stable_baselines3.common.evaluation import evaluate_policy
@@ -80,6 +82,15 @@ def main(argv: list[str] | None = None) -> float:
         check_env_id(args.env)
     except ValueError as error:  # one line and argparse's exit status, as for a bad option, rather than a traceback
         parser.exit(2, f"{parser.prog}: error: {error}\n")
+    if args.save:
+        # SB3 makes the folder when it saves: found unwritable only then, the trained model would be lost
+        folder = Path(args.save).parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            parser.exit(2, f"{parser.prog}: error: --save {args.save}: cannot make its folder ({error.strerror})\n")
+        if not os.access(folder, os.W_OK):
+            parser.exit(2, f"{parser.prog}: error: --save {args.save}: its folder {folder} is not writable\n")
     if args.num_threads > 0:
         th.set_num_threads(args.num_threads)
 
@@ -90,7 +101,8 @@ def main(argv: list[str] | None = None) -> float:
     env = make_vec_env_on(args.env, args.n_envs, args.seed, args.vec_env)
     try:
         model = GPG("MlpPolicy", env, baseline=args.baseline, binning=args.binning, seed=args.seed, device="cpu")
-    except ValueError as error:  # an option the env's spaces do not take (e.g. a fitted baseline on Discrete observations)
+    # an option the env's spaces do not take (a fitted baseline on Discrete observations), or a space SB3 does not
+    except (ValueError, NotImplementedError) as error:
         env.close()
         parser.exit(2, f"{parser.prog}: error: {error}\n")
     start = time.perf_counter()

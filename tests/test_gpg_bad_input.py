@@ -30,6 +30,18 @@ class CountingEnv(gym.Wrapper):
         (dict(gamma=-0.1), r"^gamma=-0.1: gamma must be in \[0, 1\]"),
         (dict(gae_lambda=float("nan")), r"^gae_lambda=nan: gae_lambda must be in \[0, 1\]"),
         (dict(clip_range=-0.2), r"^clip_range=-0.2: the clip range must be >= 0, e.g. 0.2 \(PPO accepts"),
+        (dict(clip_range=lambda progress: -0.2), r"^clip_range=a schedule whose value at progress remaining 1 is -0.2"),
+        (dict(ent_coef="1e-2"), r"^ent_coef='1e-2' must be a number\. It is text: YAML reads a number with an exponent"),
+        (dict(ent_coef=float("inf")), r"^ent_coef=inf: the entropy coefficient must be a finite number"),
+        (dict(learning_rate=float("inf")), r"^learning_rate=inf: the learning rate must be positive and finite"),
+        (dict(target_kl="0.01"), r"^target_kl='0.01' must be a number\. It is text"),
+        (dict(leave_one_out="no"), r"^leave_one_out must be True or False, got 'no'"),
+        (dict(baseline_kwargs="ridge"), r"^baseline_kwargs must be a dict of the baseline's arguments, got 'ridge'"),
+        (dict(baseline_kwargs=dict(ridge=float("inf"))), r"ridge'\] must be positive and finite, got inf"),
+        (dict(baseline_kwargs=dict(ridge="1e-3")), r"ridge'\]='1e-3' must be a number\. It is text"),
+        (dict(baseline_kwargs=dict(memory=2, fourier=4, fourier_seed=-1)), r"fourier_seed'\] must be at least 0, got -1"),
+        (dict(baseline_kwargs=dict(recency=0.9)), r"recency'\] is an argument of the memory .* which is 0 \(off\)"),
+        (dict(baseline_kwargs=dict(fourier_scale=2.0)), r"fourier_scale'\] is an argument of the fourier .* 0 \(off\)"),
         (dict(truncated_returns="drop"), "truncated_returns must be one of"),
         (dict(advantage_scale="std"), "advantage_scale must be one of"),
         (dict(batch_size=1), "batch_size must be greater than 1"),
@@ -43,6 +55,35 @@ def test_bad_arguments_fail_before_any_step(kwargs, message):
     with pytest.raises(ValueError, match=message):
         GPG("MlpPolicy", CountingEnv(gym.make("CartPole-v1")), **kwargs)
     assert CountingEnv.steps == 0
+
+
+def test_numpy_numbers_are_numbers():
+    kwargs = dict(memory=np.int64(2), recency=np.float32(0.5), fourier=np.int32(4), fourier_scale=np.float32(2.0))
+    GPG("MlpPolicy", "CartPole-v1", **SMALL, baseline="linear", baseline_kwargs=kwargs).learn(3 * SMALL["n_steps"])
+
+
+def test_a_schedule_that_turns_negative_stops_training_at_that_update():
+    # positive where training starts, negative from half-way: PPO trains on it (gradient ascent)
+    model = GPG("MlpPolicy", "CartPole-v1", **SMALL, learning_rate=lambda progress: 1e-3 * (progress - 0.5))
+    with pytest.raises(ValueError, match=r"^learning_rate=a schedule whose value at progress remaining 0\.\d+ is -"):
+        model.learn(4 * SMALL["n_steps"])
+    assert model.num_timesteps == 3 * SMALL["n_steps"]  # the third update is the first past half-way
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(n_epochs=0), "n_epochs=0: each update needs a whole number of epochs"),
+        (dict(clip_range=-0.2), "clip_range=-0.2: the clip range must be >= 0"),
+        (dict(learning_rate=-1.0), "learning_rate=-1.0: the learning rate must be positive"),
+        (dict(batch_size=0), "batch_size must be greater than 1"),
+        (dict(gamma=2.0), "gamma=2.0: gamma must be in"),
+    ],
+)
+def test_load_refuses_what_the_constructor_refuses(tmp_path, kwargs, message):
+    GPG("MlpPolicy", "CartPole-v1", **SMALL).save(tmp_path / "model")
+    with pytest.raises(ValueError, match=message):
+        GPG.load(tmp_path / "model", env=DummyVecEnv([lambda: gym.make("CartPole-v1")]), **kwargs)
 
 
 def test_actor_critic_policy_is_refused():

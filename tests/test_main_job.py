@@ -66,10 +66,27 @@ def test_num_threads_is_named_as_in_sb3_gpg_train(capsys):
     assert "--threads" not in flat.replace("--num-threads", "")
 
 
-def test_an_option_the_env_does_not_take_is_one_line_before_training(capsys):
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--env", "FrozenLake-v1", "--baseline", "linear"], "baseline='linear' fits the returns on the Box observations"),
+        (["--env", "Blackjack-v1"], "Tuple(Discrete(32), Discrete(11), Discrete(2)) observation space is not supported"),
+    ],
+)
+def test_what_the_env_cannot_serve_is_one_line_before_training(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["--env", "FrozenLake-v1", "--baseline", "linear"])
+        main(argv)
     assert exit_info.value.code == 2
     captured = capsys.readouterr()
-    assert captured.err.startswith("python -m sb3_gpg: error: baseline='linear' fits the returns on the Box observations")
+    assert captured.err.startswith(f"python -m sb3_gpg: error: {message}")
     assert captured.err.count("\n") == 1 and "Trained" not in captured.out
+
+
+def test_a_save_path_that_cannot_be_written_is_refused_before_training(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--save", str(tmp_path / "file" / "model")])  # its folder would be a file
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"python -m sb3_gpg: error: --save {tmp_path / 'file' / 'model'}: cannot make its folder")
+    assert captured.out == "", "nothing is trained or printed before the check"

@@ -154,7 +154,7 @@ def test_the_fitted_baselines_explain_a_return_that_depends_on_the_state():
         (dict(baseline="linear", baseline_kwargs={"recency": 0.0}), r"recency'\] must be in \(0, 1\]"),
         (dict(baseline="knn", baseline_kwargs={"memory": 4}), "not arguments of baseline='knn'"),
         (dict(baseline="linear", baseline_kwargs={"fourier": -8}), r"fourier'\] must be at least 0"),
-        (dict(baseline="linear", baseline_kwargs={"recency": "0.5"}), r"recency'\] must be a number"),
+        (dict(baseline="linear", baseline_kwargs={"recency": "0.5"}), r"recency'\]='0.5' must be a number"),
         (dict(baseline="linear", baseline_kwargs={"fourier_scale": 0.0}), r"fourier_scale'\] must be positive"),
         (dict(gae_lambda=1.5), r"gae_lambda must be in \[0, 1\]"),
     ],

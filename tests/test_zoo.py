@@ -241,6 +241,14 @@ def test_console_script_trains(tmp_path):
         (["--algo", "gpg_lstm", "--env", "CartPole-v1", "-params", "learning_rate:-1.0"], "learning rate must be positive"),
         (["--algo", "gpg", "--env", "CartPole-v1", "--num-threads", "-5"], "--num-threads -5: pass a number of torch threads"),
         (["--algo", "gpg", "--env", "CartPole-v1", "-n", "0"], "-n 0: pass a number of training steps"),
+        (["--algo", "gpg", "--env", "CartPole-v1", "-params", "learning_rate:'3e-4'"], "It is text: YAML reads a number"),
+        (["--algo", "gpg", "--env", "CartPole-v1", "-params", "ent_coef:'1e-2'"], "ent_coef='1e-2' must be a number. It is"),
+        (["--algo", "gpg", "--env", "CartPole-v1", "--eval-seed", "-1"], "--eval-seed -1: Gymnasium seeds an env with 0"),
+        (
+            ["--algo", "gpg_lstm", "--env", "CartPole-v1", "-params", "policy:'MlpPolicy'"],
+            "MlpPolicy is GPG's policy: use GPG (MaskableGPG with action masks), or RecurrentGPG's MlpLstmPolicy. (GPG is "
+            "--algo gpg,",
+        ),
         (["--algo", "gpg", "--env", "CartPole-v1", "--n-timesteps", "-5"], "-n -5: pass a number of training steps"),
         (["--algo", "ppo", "--env", "Taxi-v4", "--vec-env", "envpool"], "EnvPool has no environment"),
         (["--algo", "gpg", "-optimize", "--trial-score-window", "0"], "--trial-score-window 0: a trial's score is the mean"),
@@ -258,13 +266,22 @@ def test_bad_input_gives_one_line_error(tmp_path, argv, message):
     assert not (tmp_path / "logs").exists()  # nothing ran
 
 
-def test_an_option_the_observations_cannot_serve_is_one_line_once_the_envs_are_made(tmp_path):
-    argv = ["--algo", "gpg", "--env", "FrozenLake-v1", "-params", "baseline:'linear'", "-f", "logs"]
-    result = cli("sb3_gpg.train", *argv, cwd=tmp_path, check=False)
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["--algo", "gpg", "--env", "FrozenLake-v1", "-params", "baseline:'linear'"],
+            "for FrozenLake-v1 with -params: baseline='linear' fits the returns on the Box observations",
+        ),
+        (["--algo", "gpg_mask", "--env", "CartPole-v1"], "--algo gpg_mask reads action masks, which CartPole-v1's envs"),
+    ],
+)
+def test_what_the_envs_cannot_serve_is_one_line_once_they_are_made(tmp_path, argv, message):
+    result = cli("sb3_gpg.train", *argv, "-f", "logs", cwd=tmp_path, check=False)
     assert result.returncode != 0
     assert result.stderr.strip().splitlines() == [result.stderr.strip()], result.stderr  # one line, no traceback
-    assert "for FrozenLake-v1 with -params: baseline='linear' fits the returns on the Box observations" in result.stderr
-    assert not list(tmp_path.glob("logs/gpg/*/*.zip"))  # nothing trained
+    assert message in result.stderr
+    assert not list(tmp_path.glob("logs/*/*/*.zip"))  # nothing trained
 
 
 def test_default_conf_is_sb3_gpg_yaml_and_other_algos_are_left_alone(tmp_path):

@@ -12,12 +12,15 @@ Array code on one group's samples, one row per sample; nothing here knows of Sta
 knn's neighbour search: torch's matrix product and top-k, faster than a k-d tree in as many dimensions.
 """
 
+import math
+import numbers
 from typing import Any
 
 import numpy as np
 import torch as th
 
 from sb3_gpg.estimator.baseline_memory import NormalEquations
+from sb3_gpg.estimator.values import check_real
 
 FITTED_BASELINES = ("linear", "knn")
 BASELINES = ("bins", *FITTED_BASELINES)
@@ -52,34 +55,56 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
     """
     if baseline not in BASELINES:
         raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}.")
-    kwargs = dict(baseline_kwargs or {})
-    unknown = sorted(set(kwargs) - set(BASELINE_KWARGS[baseline]))
+    if baseline_kwargs is not None and not isinstance(baseline_kwargs, dict):
+        raise ValueError(f"baseline_kwargs must be a dict of the baseline's arguments, got {baseline_kwargs!r}.")
+    given = dict(baseline_kwargs or {})
+    unknown = sorted(set(given) - set(BASELINE_KWARGS[baseline]))
     if unknown:
         accepted = ", ".join(BASELINE_KWARGS[baseline]) or "none"
         raise ValueError(f"baseline_kwargs {unknown} are not arguments of baseline={baseline!r} (it takes: {accepted}).")
-    kwargs = {**BASELINE_KWARGS[baseline], **kwargs}
+    kwargs = {**BASELINE_KWARGS[baseline], **given}
     for name in ("n_folds", "n_neighbors", "max_samples", "memory", "fourier", "fourier_seed"):
-        if name in kwargs and (isinstance(kwargs[name], bool) or not isinstance(kwargs[name], (int, np.integer))):
-            raise ValueError(f"baseline_kwargs['{name}'] must be an integer, got {kwargs[name]!r}.")
+        if name in kwargs:
+            if isinstance(kwargs[name], bool) or not isinstance(kwargs[name], numbers.Integral):
+                raise ValueError(f"baseline_kwargs['{name}'] must be an integer, got {kwargs[name]!r}.")
+            kwargs[name] = int(kwargs[name])  # NumPy's integers too: the memory's deque takes Python's
+    for name in ("ridge", "recency", "fourier_scale"):
+        if kwargs.get(name) is not None:
+            check_real(f"baseline_kwargs['{name}']", kwargs[name])
+    _check_ranges(kwargs)
+    # Arguments of a part that is off would be ignored without a word
+    for name, part in (("recency", "memory"), ("fourier_scale", "fourier"), ("fourier_seed", "fourier")):
+        if name in given and kwargs[part] == 0:
+            raise ValueError(
+                f"baseline_kwargs['{name}'] is an argument of the {part} (baseline_kwargs['{part}']), which is 0 (off): "
+                f"set {part} to turn it on, or drop {name}."
+            )
+    return kwargs
+
+
+def _check_ranges(kwargs: dict[str, Any]) -> None:
+    """
+    :param kwargs: a fitted baseline's arguments, numbers of the right types
+    :raises ValueError: for a value out of its range, naming the range
+    """
     if kwargs.get("n_folds", 2) < 2:
         raise ValueError(f"baseline_kwargs['n_folds'] must be at least 2 (cross-fitting), got {kwargs['n_folds']}.")
     for name in ("n_neighbors", "max_samples"):
         if kwargs.get(name, 1) < 1:
             raise ValueError(f"baseline_kwargs['{name}'] must be at least 1, got {kwargs[name]}.")
-    if not kwargs.get("ridge", 1.0) > 0:
-        raise ValueError(f"baseline_kwargs['ridge'] must be positive, got {kwargs['ridge']}.")
+    if not 0 < kwargs.get("ridge", 1.0) < math.inf:  # NaN too
+        raise ValueError(f"baseline_kwargs['ridge'] must be positive and finite, got {kwargs['ridge']}.")
     if kwargs.get("memory", 0) < 0:
         raise ValueError(f"baseline_kwargs['memory'] must be at least 0 (rollouts remembered), got {kwargs['memory']}.")
-    for name in ("recency", "fourier_scale"):
-        if kwargs.get(name) is not None and (isinstance(kwargs[name], bool) or not isinstance(kwargs[name], (int, float))):
-            raise ValueError(f"baseline_kwargs['{name}'] must be a number, got {kwargs[name]!r}.")
     if not 0 < kwargs.get("recency", 1.0) <= 1:
         raise ValueError(f"baseline_kwargs['recency'] must be in (0, 1], got {kwargs['recency']}.")
-    if kwargs.get("fourier", 0) < 0:
-        raise ValueError(f"baseline_kwargs['fourier'] must be at least 0 (random Fourier features), got {kwargs['fourier']}.")
-    if kwargs.get("fourier_scale") is not None and not kwargs["fourier_scale"] > 0:
-        raise ValueError(f"baseline_kwargs['fourier_scale'] must be positive (or None), got {kwargs['fourier_scale']}.")
-    return kwargs
+    for name in ("fourier", "fourier_seed"):
+        if kwargs.get(name, 0) < 0:
+            raise ValueError(f"baseline_kwargs['{name}'] must be at least 0, got {kwargs[name]}.")
+    if kwargs.get("fourier_scale") is not None and not 0 < kwargs["fourier_scale"] < math.inf:
+        raise ValueError(
+            f"baseline_kwargs['fourier_scale'] must be positive and finite (or None), got {kwargs['fourier_scale']}."
+        )
 
 
 def linear_features(

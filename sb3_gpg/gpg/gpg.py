@@ -23,7 +23,12 @@ from sb3_gpg.common.swap_guards.foreign_policies import (
     unknown_policy_name,
 )
 from sb3_gpg.common.swap_guards.no_signal import NoSignalCheck
-from sb3_gpg.common.swap_guards.ppo_settings import check_minibatch_size, check_update_settings, ignore_critic_settings
+from sb3_gpg.common.swap_guards.ppo_settings import (
+    check_minibatch_size,
+    check_schedules,
+    check_update_settings,
+    ignore_critic_settings,
+)
 from sb3_gpg.estimator.binning import Binning
 from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.gpg.policies import ActorOnlyPolicy, CnnPolicy, MlpPolicy, MultiInputPolicy
@@ -186,6 +191,18 @@ class GPG(OnPolicyAlgorithm):
 
     def _setup_model(self) -> None:
         name = type(self).__name__
+        # Again here: load(..., n_epochs=0) sets attributes without the constructor's checks
+        check_update_settings(
+            self.learning_rate,
+            self.n_epochs,
+            gamma=self.gamma,
+            gae_lambda=self.gae_lambda,
+            clip_range=self.clip_range,
+            ent_coef=self.ent_coef,
+            max_grad_norm=self.max_grad_norm,
+            target_kl=self.target_kl,
+        )
+        check_minibatch_size(self.batch_size, self.n_steps, self.n_envs, self.normalize_advantage, warn=False)
         check_policy_class(name, self.policy_class, self.policy_base, list(self.policy_aliases))
         self.rollout_buffer_class = group_buffer_class(
             name, self.rollout_buffer_class, self.rollout_buffer_classes, self.observation_space
@@ -327,6 +344,7 @@ class GPG(OnPolicyAlgorithm):
         rows of ``_rows_in_loss`` (all but RecurrentGPG's padding), as in RecurrentPPO.
         """
         self.policy.set_training_mode(True)
+        check_schedules(self.lr_schedule, self.clip_range, self._current_progress_remaining)
         self._update_learning_rate(self.policy.optimizer)
         # a float or a schedule as given (SB3's PPO types it so); a schedule since _setup_model
         clip_range = self.clip_range(self._current_progress_remaining)  # type: ignore[operator]

@@ -114,12 +114,16 @@ def _take_own_arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]
     :param argv: the train arguments
     :return: ``eval_seed`` (``--eval-seed``, None where not given) and ``trial_score_window``
         (``--trial-score-window``, 1 where not given), and the arguments for rl_zoo3, which knows neither
-    :raises ZooError: for a window below 1
+    :raises ZooError: for a negative evaluation seed or a window below 1
     """
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     for option, kwargs in OWN_TRAIN_OPTIONS.items():
         parser.add_argument(option, **kwargs)
     own, rest = parser.parse_known_args(argv)
+    if own.eval_seed is not None and own.eval_seed < 0:
+        raise ZooError(
+            f"--eval-seed {own.eval_seed}: Gymnasium seeds an env with 0 or more; leave it out for the training seed"
+        )
     if own.trial_score_window < 1:
         raise ZooError(
             f"--trial-score-window {own.trial_score_window}: a trial's score is the mean of its last N evaluations, "

@@ -11,6 +11,7 @@ from typing import Any
 from rl_zoo3.callbacks import SaveVecNormalizeCallback
 from rl_zoo3.hyperparams_opt import HYPERPARAMS_SAMPLER
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+from sb3_contrib.common.maskable.utils import is_masking_supported
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper, VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
@@ -77,6 +78,12 @@ class ZooExperimentManager(ExtendedExperimentManager):
 
     def create_envs(self, n_envs: int, eval_env: bool = False, no_log: bool = False) -> VecEnv:
         env = super().create_envs(n_envs, eval_env=eval_env, no_log=no_log)
+        if not eval_env and self.algo in MASKED_EVALUATION and not is_masking_supported(env):
+            env.close()
+            raise ZooError(
+                f"--algo {self.algo} reads action masks, which {self.env_name.gym_id}'s envs do not give (no "
+                "action_masks() method): use --algo gpg (gpg_lstm for an LSTM), or an env with action masks."
+            )
         options = self._entry_options
         if not eval_env and options is not None:
             # what the observations cannot serve is known once the envs are made, before rl_zoo3 builds the model

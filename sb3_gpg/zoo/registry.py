@@ -14,9 +14,11 @@ from gymnasium import spaces
 from torch import nn
 
 from sb3_gpg.common.observation_space import has_image_space
+from sb3_gpg.common.swap_guards.foreign_policies import MASKABLE_POLICIES, unknown_policy_name
 from sb3_gpg.common.swap_guards.ppo_settings import check_minibatch_size, check_update_settings
 from sb3_gpg.estimator.fitted_baselines import BASELINES
 from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
+from sb3_gpg.estimator.values import check_real
 from sb3_gpg.gpg.gpg import GPG
 from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
 from sb3_gpg.gpg_mask_recurrent.gpg_mask_recurrent import MaskableRecurrentGPG
@@ -224,6 +226,11 @@ def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str, algorithm: ty
         raise ZooError(f"{where}: {algorithm.__name__} does not know {hints}.")
     options = GroupOptions(**{name: value for name, value in hyperparams.items() if name in GROUP_OPTION_NAMES})
     try:
+        for name in ("learning_rate", "clip_range"):
+            # rl_zoo3 reads text as a linear schedule ("lin_3e-4"), and fails with a traceback on text without "_", as
+            # YAML's "3e-4"
+            if isinstance(hyperparams.get(name), str) and "_" not in hyperparams[name]:
+                check_real(name, hyperparams[name])
         options.checked()
     except ValueError as error:
         raise ZooError(f"{where}: {error}") from None
@@ -246,6 +253,12 @@ def check_gpg_settings(hyperparams: dict[str, Any], n_envs: int, where: str, alg
     def value(name: str) -> Any:
         return hyperparams.get(name, defaults[name])
 
+    policy = hyperparams.get("policy")
+    if isinstance(policy, str) and policy not in algorithm.policy_aliases:
+        maskable = issubclass(algorithm.policy_base, MASKABLE_POLICIES)
+        error = unknown_policy_name(algorithm.__name__, policy, list(algorithm.policy_aliases), maskable)
+        algos = ", ".join(f"{cls.__name__} is --algo {algo}" for algo, (cls, _) in GPG_ALGOS.items())
+        raise ZooError(f"{where}: {error} ({algos})")
     try:
         check_update_settings(**{name: value(name) for name in inspect.signature(check_update_settings).parameters})
         check_minibatch_size(value("batch_size"), value("n_steps"), n_envs, value("normalize_advantage"))

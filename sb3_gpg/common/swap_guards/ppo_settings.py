@@ -10,6 +10,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from sb3_gpg.estimator.values import check_real
+
 # Constructor arguments that only PPO's critic reads
 CRITIC_ARGUMENTS = ("vf_coef", "clip_range_vf")
 # policy_kwargs that only a critic reads; the last two are RecurrentPPO's
@@ -116,39 +118,47 @@ def check_update_settings(
     """
     Refuse, before anything is built, settings that cannot train: PPO passes a negative rate on to torch's Adam, which
     refuses it from deep in the policy's constructor, trains nothing with a zero rate or no epoch, fails at the first
-    update on a fractional number of epochs, and trains silently on a discount outside [0, 1] (returns that grow with
-    the horizon, or alternate in sign), on a negative clip range (a clamp whose bounds cross, which fixes the ratio at
-    ``1 - clip_range``), on a negative ``max_grad_norm`` (torch then scales the gradient by a negative factor: ascent),
-    on a negative ``target_kl`` (every epoch stops after its first minibatch) and on a NaN entropy coefficient.
+    update on a fractional number of epochs or on text where a number belongs (YAML's ``1e-3``), and trains silently on
+    a discount outside [0, 1] (returns that grow with the horizon, or alternate in sign), on a negative clip range (a
+    clamp whose bounds cross, which fixes the ratio at ``1 - clip_range``), on a negative ``max_grad_norm`` (torch then
+    scales the gradient by a negative factor: ascent), on a negative ``target_kl`` (every epoch stops after its first
+    minibatch) and on an entropy coefficient that is not finite (a NaN loss).
 
     :param learning_rate: the constructor's learning rate, a number or a schedule of the progress remaining (1 to 0)
     :param n_epochs: the constructor's number of epochs
     :param gamma: the discount factor
     :param gae_lambda: GAE's lambda over the baselines
-    :param clip_range: the clip range, a number or a schedule (a schedule is checked as it runs: not here)
+    :param clip_range: the clip range, a number or a schedule
     :param ent_coef: the entropy coefficient
     :param max_grad_norm: the gradient's largest norm
     :param target_kl: the approximate KL divergence that stops an update's epochs early, or None
-    :raises ValueError: for a rate that is not positive (a schedule's at progress 1, where training starts), fewer than
-        one or a fractional number of epochs, a ``gamma`` or ``gae_lambda`` that is not a number in [0, 1], a negative
-        ``clip_range``, ``max_grad_norm`` or ``target_kl``, and a NaN ``ent_coef``
+    :raises ValueError: for a setting that is not a number, a rate that is not positive and finite, fewer than one or a
+        fractional number of epochs, a ``gamma`` or ``gae_lambda`` outside [0, 1], a negative ``clip_range``,
+        ``max_grad_norm`` or ``target_kl``, and an ``ent_coef`` that is not finite; a schedule is read at progress 1,
+        where training starts (``check_schedules`` reads it at every update)
     """
+    numbers_given = {"gamma": gamma, "gae_lambda": gae_lambda, "ent_coef": ent_coef, "max_grad_norm": max_grad_norm}
+    for name, value in (("learning_rate", learning_rate), ("clip_range", clip_range), ("target_kl", target_kl)):
+        if not callable(value) and value is not None:
+            numbers_given[name] = value
+    for name, value in numbers_given.items():
+        check_real(name, value)
     for name, value in (("gamma", gamma), ("gae_lambda", gae_lambda)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise ValueError(f"{name}={value!r}: {name} must be a number in [0, 1], e.g. 0.99.")
         if not 0.0 <= value <= 1.0:  # NaN too
             raise ValueError(f"{name}={value!r}: {name} must be in [0, 1] (PPO accepts any value and trains on it).")
+    start = learning_rate(1.0) if callable(learning_rate) else learning_rate
+    if not (start > 0 and math.isfinite(start)):  # NaN too
+        given = f"a schedule whose value at progress 1 is {start!r}" if callable(learning_rate) else repr(learning_rate)
+        raise ValueError(
+            f"learning_rate={given}: the learning rate must be positive and finite where training starts (a schedule "
+            "is read at progress 1, the first update). Pass a positive rate, e.g. 3e-4 (the default), or a schedule "
+            "that starts positive."
+        )
     if not callable(clip_range) and not clip_range >= 0:  # NaN too
         raise ValueError(
             f"clip_range={clip_range!r}: the clip range must be >= 0, e.g. 0.2 (PPO accepts a negative one and trains on it)."
         )
-    start = learning_rate(1.0) if callable(learning_rate) else learning_rate
-    if not start > 0:  # NaN too
-        given = f"a schedule whose value at progress 1 is {start!r}" if callable(learning_rate) else repr(learning_rate)
-        raise ValueError(
-            f"learning_rate={given}: the learning rate must be positive where training starts (a schedule is read at "
-            "progress 1, the first update). Pass a positive rate, e.g. 3e-4 (the default), or a schedule that starts positive."
-        )
+    check_schedules(learning_rate, clip_range, 1.0)
     if isinstance(n_epochs, bool) or not isinstance(n_epochs, numbers.Integral) or n_epochs < 1:
         raise ValueError(
             f"n_epochs={n_epochs!r}: each update needs a whole number of epochs over the rollout. Pass n_epochs >= 1."
@@ -163,11 +173,42 @@ def check_update_settings(
             f"target_kl={target_kl!r}: pass None (no early stop) or a divergence >= 0, e.g. 0.01 (a negative one stops "
             "every epoch after its first minibatch)."
         )
-    if isinstance(ent_coef, numbers.Real) and math.isnan(ent_coef):
-        raise ValueError("ent_coef=nan: the entropy coefficient must be a number, e.g. 0.0 (a NaN loss trains nothing).")
+    if not math.isfinite(ent_coef):
+        raise ValueError(
+            f"ent_coef={ent_coef!r}: the entropy coefficient must be a finite number, e.g. 0.0 (the loss is NaN otherwise, "
+            "and NaN weights train nothing)."
+        )
 
 
-def check_minibatch_size(batch_size: int, n_steps: int, n_envs: int | None, normalize_advantage: bool) -> None:
+def check_schedules(
+    learning_rate: float | Callable[[float], float], clip_range: float | Callable[[float], float], progress: float
+) -> None:
+    """
+    The learning rate and the clip range where an update reads them: a schedule may turn negative as the progress
+    remaining falls (a linear one given a negative slope), which PPO trains on silently (ascent, or a clamp whose
+    bounds cross). A schedule that ends at 0 is accepted.
+
+    :param learning_rate: a number or a schedule of the progress remaining (1 to 0); a number is checked when built
+    :param clip_range: a number or a schedule of the progress remaining; a number is checked when built
+    :param progress: the progress remaining where they are read
+    :raises ValueError: for a schedule's negative or NaN value, naming the progress
+    """
+    for name, schedule in (("learning_rate", learning_rate), ("clip_range", clip_range)):
+        if not callable(schedule):  # a number is checked when built
+            continue
+        value = schedule(progress)
+        if not value >= 0:  # NaN too
+            raise ValueError(
+                f"{name}=a schedule whose value at progress remaining {progress:g} is {value!r}: the "
+                f"{name.replace('_', ' ')} must be >= 0 "
+                "at every update (PPO trains on a negative one). Pass a schedule that stays >= 0, e.g. a linear one from "
+                "a positive value to 0."
+            )
+
+
+def check_minibatch_size(
+    batch_size: int, n_steps: int, n_envs: int | None, normalize_advantage: bool, warn: bool = True
+) -> None:
     """
     PPO's checks of the minibatch size: advantage normalisation of a single sample gives NaN, and a minibatch size
     that does not divide the rollout leaves a truncated minibatch. GPG also refuses a one-sample rollout without
@@ -177,6 +218,7 @@ def check_minibatch_size(batch_size: int, n_steps: int, n_envs: int | None, norm
     :param n_steps: rollout length per env
     :param n_envs: number of envs, None without an env (a model being loaded)
     :param normalize_advantage: whether the advantages are normalised per minibatch
+    :param warn: whether to warn, as PPO does, of a minibatch size that does not divide the rollout (once is enough)
     :raises PPOSettingError: for a minibatch or a rollout of one sample with ``normalize_advantage``
     :raises ValueError: for a minibatch of no sample, and for a rollout of one sample without normalisation
     """
@@ -198,7 +240,7 @@ def check_minibatch_size(batch_size: int, n_steps: int, n_envs: int | None, norm
             "longer n_steps, or more envs."
         )
     untruncated_batches = buffer_size // batch_size
-    if buffer_size % batch_size > 0:
+    if warn and buffer_size % batch_size > 0:
         warnings.warn(
             f"You have specified a mini-batch size of {batch_size},"
             f" but because the `RolloutBuffer` is of size `n_steps * n_envs = {buffer_size}`,"
