@@ -181,13 +181,19 @@ def test_eval_seed_seeds_the_evaluation_envs_apart_from_training(tmp_path, algo)
 
 def test_own_arguments_are_taken_before_rl_zoo3_reads_the_arguments():
     def taken(argv):
-        own, rest = _take_own_arguments(argv)
+        own, rest = _take_own_arguments(argv, "sb3-gpg train")
         return own.eval_seed, own.trial_score_window, rest
 
     argv = ["--algo", "ppo", "-optimize", "--eval-seed", "7", "--seed", "2", "--trial-score-window", "3"]
     assert taken(argv) == (7, 3, ["--algo", "ppo", "-optimize", "--seed", "2"])
     assert taken(["--eval-seed=8"]) == (8, 1, [])
     assert taken(["--eval-freq", "10"]) == (None, 1, ["--eval-freq", "10"])
+
+
+def test_own_arguments_errors_name_the_command(capsys):
+    with pytest.raises(SystemExit):
+        _take_own_arguments(["--eval-seed", "abc"], "sb3-gpg train")
+    assert capsys.readouterr().err.splitlines()[-1] == "sb3-gpg train: error: argument --eval-seed: invalid int value: 'abc'"
 
 
 @pytest.mark.parametrize("algo", ["gpg", "ppo"])

@@ -109,14 +109,15 @@ def _check_env(env_id: str, gym_packages: list[str]) -> None:
         raise ZooError(str(error)) from None
 
 
-def _take_own_arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+def _take_own_arguments(argv: list[str], program: str) -> tuple[argparse.Namespace, list[str]]:
     """
     :param argv: the train arguments
+    :param program: the name the usage and error messages give
     :return: ``eval_seed`` (``--eval-seed``, None where not given) and ``trial_score_window``
         (``--trial-score-window``, 1 where not given), and the arguments for rl_zoo3, which knows neither
     :raises ZooError: for a negative evaluation seed or a window below 1
     """
-    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser = argparse.ArgumentParser(prog=program, add_help=False, allow_abbrev=False)
     for option, kwargs in OWN_TRAIN_OPTIONS.items():
         parser.add_argument(option, **kwargs)
     own, rest = parser.parse_known_args(argv)
@@ -158,7 +159,7 @@ def train(argv: list[str], program: str = "sb3-gpg train") -> None:
     """
     from rl_zoo3 import train as zoo_train
 
-    own, argv = _take_own_arguments(argv)
+    own, argv = _take_own_arguments(argv, program)
     args = _parse_early_arguments(argv)
     # rl_zoo3 reads any number below 1 as its default, so a mistyped sign or a 0 would pass silently
     if _below(args.num_threads, -1):
