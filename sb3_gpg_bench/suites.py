@@ -376,6 +376,9 @@ SWAP = [
     Setting("gpg_swap_linear", "gpg", LINEAR_BOOTSTRAP, PPO_ENTRY),
     # the next candidate: the linear baseline fitted on the last 8 rollouts with 256 random Fourier features
     Setting("gpg_swap_memory", "gpg", (*LINEAR_BOOTSTRAP, FOURIER256_MEMORY8), PPO_ENTRY),
+    # a candidate default of GPG's Gaussian policies: a smaller initial noise, for the tasks whose PPO entry leaves
+    # log_std_init at PPO's 0 (this policy_kwargs would replace an entry's own)
+    Setting("gpg_swap_linear_logstd-0.5", "gpg", (*LINEAR_BOOTSTRAP, "policy_kwargs:'dict(log_std_init=-0.5)'"), PPO_ENTRY),
 ]
 # Tasks gpg.yml has no entry for (continuous control, and a sparse reward): GPG's ``default:`` against RL Zoo's PPO
 # entry for each, and candidate defaults (on tuning seeds)
