@@ -83,14 +83,12 @@ def main(argv: list[str] | None = None) -> float:
     except ValueError as error:  # one line and argparse's exit status, as for a bad option, rather than a traceback
         parser.exit(2, f"{parser.prog}: error: {error}\n")
     if args.save:
-        # SB3 makes the folder when it saves: found unwritable only then, the trained model would be lost
-        folder = Path(args.save).parent
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            parser.exit(2, f"{parser.prog}: error: --save {args.save}: cannot make its folder ({error.strerror})\n")
-        if not os.access(folder, os.W_OK):
-            parser.exit(2, f"{parser.prog}: error: --save {args.save}: its folder {folder} is not writable\n")
+        # SB3 makes the folders when it saves: found unwritable only then, the trained model would be lost
+        existing = Path(args.save).absolute().parent
+        while not existing.exists():
+            existing = existing.parent
+        if not existing.is_dir() or not os.access(existing, os.W_OK):
+            parser.exit(2, f"{parser.prog}: error: --save {args.save}: {existing} is not a folder this user can write to\n")
     if args.num_threads > 0:
         th.set_num_threads(args.num_threads)
 

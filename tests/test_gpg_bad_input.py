@@ -4,6 +4,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from stable_baselines3.common.envs import FakeImageEnv
+from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from sb3_gpg import GPG, GroupRolloutBuffer
@@ -30,11 +31,15 @@ class CountingEnv(gym.Wrapper):
         (dict(gamma=-0.1), r"^gamma=-0.1: gamma must be in \[0, 1\]"),
         (dict(gae_lambda=float("nan")), r"^gae_lambda=nan: gae_lambda must be in \[0, 1\]"),
         (dict(clip_range=-0.2), r"^clip_range=-0.2: the clip range must be >= 0, e.g. 0.2 \(PPO accepts"),
-        (dict(clip_range=lambda progress: -0.2), r"^clip_range=a schedule whose value at progress remaining 1 is -0.2"),
+        (dict(clip_range=lambda progress: -0.2), r"^clip_range=a schedule from -0.2 \(progress remaining 1\) to -0.2 \(0\)"),
+        (
+            dict(learning_rate=lambda progress: 1e-3 * (progress - 0.5)),  # positive at the start: PPO trains on it
+            r"^learning_rate=a schedule from 0.0005 \(progress remaining 1\) to -0.0005 \(0\): the learning rate must stay",
+        ),
         (dict(ent_coef="1e-2"), r"^ent_coef='1e-2' must be a number\. It is text: YAML reads a number with an exponent"),
         (dict(ent_coef=float("inf")), r"^ent_coef=inf: the entropy coefficient must be a finite number"),
         (dict(learning_rate=float("inf")), r"^learning_rate=inf: the learning rate must be positive and finite"),
-        (dict(target_kl="0.01"), r"^target_kl='0.01' must be a number\. It is text"),
+        (dict(target_kl="0.01"), r"^target_kl='0.01' must be a number\. It is text: pass the number without quotes\.$"),
         (dict(leave_one_out="no"), r"^leave_one_out must be True or False, got 'no'"),
         (dict(baseline_kwargs="ridge"), r"^baseline_kwargs must be a dict of the baseline's arguments, got 'ridge'"),
         (dict(baseline_kwargs=dict(ridge=float("inf"))), r"ridge'\] must be positive and finite, got inf"),
@@ -62,28 +67,44 @@ def test_numpy_numbers_are_numbers():
     GPG("MlpPolicy", "CartPole-v1", **SMALL, baseline="linear", baseline_kwargs=kwargs).learn(3 * SMALL["n_steps"])
 
 
-def test_a_schedule_that_turns_negative_stops_training_at_that_update():
-    # positive where training starts, negative from half-way: PPO trains on it (gradient ascent)
-    model = GPG("MlpPolicy", "CartPole-v1", **SMALL, learning_rate=lambda progress: 1e-3 * (progress - 0.5))
-    with pytest.raises(ValueError, match=r"^learning_rate=a schedule whose value at progress remaining 0\.\d+ is -"):
-        model.learn(4 * SMALL["n_steps"])
-    assert model.num_timesteps == 3 * SMALL["n_steps"]  # the third update is the first past half-way
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(clip_range=LinearSchedule(0.2, 0.0, 0.4)),  # 0 from 40% of training on, a rounding error below it at 60%
+        dict(learning_rate=lambda progress: 1e-3 * progress, n_steps=48, batch_size=48),  # rl_zoo3's lin_: < 0 at the end
+        dict(baseline="linear", baseline_kwargs=dict(memory=0, recency=1.0, fourier=0, fourier_seed=0)),  # defaults
+        dict(leave_one_out=1),
+    ],
+)
+def test_valid_settings_at_their_edges_train(kwargs):
+    # 160 steps, not a multiple of the rollout: the last rollout ends past the budget, at a negative progress remaining
+    GPG("MlpPolicy", "CartPole-v1", **{**SMALL, **kwargs}).learn(160)
+
+
+def test_load_for_prediction_takes_rl_zoo3s_custom_objects_and_learn_refuses_them(tmp_path):
+    GPG("MlpPolicy", "CartPole-v1", **SMALL).save(tmp_path / "model")
+    # what rl_zoo3's enjoy and record_video pass
+    custom_objects = {"learning_rate": 0.0, "lr_schedule": lambda _: 0.0, "clip_range": lambda _: 0.0}
+    model = GPG.load(tmp_path / "model", env=DummyVecEnv([lambda: gym.make("CartPole-v1")]), custom_objects=custom_objects)
+    model.predict(model.get_env().reset(), deterministic=True)
+    with pytest.raises(ValueError, match=r"learning_rate=0\.0: the learning rate must be positive"):
+        model.learn(64)
 
 
 @pytest.mark.parametrize(
     "kwargs, message",
     [
         (dict(n_epochs=0), "n_epochs=0: each update needs a whole number of epochs"),
-        (dict(clip_range=-0.2), "clip_range=-0.2: the clip range must be >= 0"),
-        (dict(learning_rate=-1.0), "learning_rate=-1.0: the learning rate must be positive"),
+        (dict(clip_range=-0.2), r"clip_range=a schedule from -0.2 \(progress remaining 1\)"),  # as SB3 loads it
         (dict(batch_size=0), "batch_size must be greater than 1"),
         (dict(gamma=2.0), "gamma=2.0: gamma must be in"),
     ],
 )
-def test_load_refuses_what_the_constructor_refuses(tmp_path, kwargs, message):
+def test_learn_refuses_what_the_constructor_refuses_after_a_load(tmp_path, kwargs, message):
     GPG("MlpPolicy", "CartPole-v1", **SMALL).save(tmp_path / "model")
+    model = GPG.load(tmp_path / "model", env=DummyVecEnv([lambda: gym.make("CartPole-v1")]), **kwargs)
     with pytest.raises(ValueError, match=message):
-        GPG.load(tmp_path / "model", env=DummyVecEnv([lambda: gym.make("CartPole-v1")]), **kwargs)
+        model.learn(64)
 
 
 def test_actor_critic_policy_is_refused():

@@ -88,5 +88,8 @@ def test_a_save_path_that_cannot_be_written_is_refused_before_training(tmp_path,
         main(["--save", str(tmp_path / "file" / "model")])  # its folder would be a file
     assert exit_info.value.code == 2
     captured = capsys.readouterr()
-    assert captured.err.startswith(f"python -m sb3_gpg: error: --save {tmp_path / 'file' / 'model'}: cannot make its folder")
+    assert captured.err == (
+        f"python -m sb3_gpg: error: --save {tmp_path / 'file' / 'model'}: {tmp_path / 'file'} is not a folder this user "
+        "can write to\n"
+    )
     assert captured.out == "", "nothing is trained or printed before the check"

@@ -101,7 +101,7 @@ def test_settings_accepted_or_refused_alike(pair, setting):
         (MaskableGPG, dict(max_grad_norm=-1.0), r"max_grad_norm=-1.0: .* must be >= 0, e.g. 0.5"),
         (RecurrentGPG, dict(target_kl=-0.1), r"target_kl=-0.1: pass None \(no early stop\) or a divergence >= 0"),
         (GPG, dict(ent_coef=float("nan")), "ent_coef=nan: the entropy coefficient must be a finite number"),
-        (GPG, dict(gamma="0.99"), r"gamma='0.99' must be a number\. It is text: YAML"),
+        (GPG, dict(gamma="0.99"), r"gamma='0.99' must be a number\. It is text: pass the number without quotes"),
         (GPG, dict(batch_size=0, normalize_advantage=False), r"batch_size=0: .* Pass batch_size >= 1"),
     ],
 )

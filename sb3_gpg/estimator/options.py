@@ -5,6 +5,7 @@ buffers, built alone, take them by name too. ``estimate`` reads them checked; RL
 tests read them from here.
 """
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -98,7 +99,8 @@ class GroupOptions:
         checked_kwargs = check_baseline("linear" if self.baseline == AUTO else self.baseline, self.baseline_kwargs)
         baseline_kwargs = self.baseline_kwargs if self.baseline == AUTO else checked_kwargs
         bin_size = check_binning_arguments(self.binning, self.bin_size, self.min_bin_count, obs_dim)
-        if not isinstance(self.leave_one_out, (bool, np.bool_)):  # "no" or None would read as true or false
+        if not isinstance(self.leave_one_out, (bool, np.bool_, numbers.Integral)) or self.leave_one_out not in (0, 1):
+            # "no" or None would read as true or false
             raise ValueError(f"leave_one_out must be True or False, got {self.leave_one_out!r}.")
         if self.truncated_returns is not None and self.truncated_returns not in TRUNCATED_RETURNS:
             raise ValueError(f"truncated_returns must be one of {TRUNCATED_RETURNS}, got {self.truncated_returns!r}.")

@@ -19,14 +19,19 @@ def check_real(name: str, value: Any) -> None:
 
 
 def _text_number_hint(value: Any) -> str:
-    """:return: for text that reads as a number, where it came from and how to write it; else nothing"""
+    """
+    :param value: a setting's value that is not a number
+    :return: for text that reads as a number, how it came to be text and what to write; else nothing
+    """
     if not isinstance(value, str):
         return ""
     try:
         float(value)
     except ValueError:
         return ""
-    return (
-        " It is text: YAML reads a number with an exponent but no dot (1e-3) as a string. Write it with a dot "
-        "(1.0e-3) or without the exponent (0.001), or pass a number."
-    )
+    if "e" in value.lower():
+        return (
+            " It is text: YAML reads a number with an exponent but no dot (1e-3) as a string. Write it with a dot "
+            "(1.0e-3) or without the exponent (0.001), or pass a number."
+        )
+    return " It is text: pass the number without quotes."

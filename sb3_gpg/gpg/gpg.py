@@ -24,8 +24,8 @@ from sb3_gpg.common.swap_guards.foreign_policies import (
 )
 from sb3_gpg.common.swap_guards.no_signal import NoSignalCheck
 from sb3_gpg.common.swap_guards.ppo_settings import (
+    UPDATE_SETTINGS,
     check_minibatch_size,
-    check_schedules,
     check_update_settings,
     ignore_critic_settings,
 )
@@ -191,18 +191,6 @@ class GPG(OnPolicyAlgorithm):
 
     def _setup_model(self) -> None:
         name = type(self).__name__
-        # Again here: load(..., n_epochs=0) sets attributes without the constructor's checks
-        check_update_settings(
-            self.learning_rate,
-            self.n_epochs,
-            gamma=self.gamma,
-            gae_lambda=self.gae_lambda,
-            clip_range=self.clip_range,
-            ent_coef=self.ent_coef,
-            max_grad_norm=self.max_grad_norm,
-            target_kl=self.target_kl,
-        )
-        check_minibatch_size(self.batch_size, self.n_steps, self.n_envs, self.normalize_advantage, warn=False)
         check_policy_class(name, self.policy_class, self.policy_base, list(self.policy_aliases))
         self.rollout_buffer_class = group_buffer_class(
             name, self.rollout_buffer_class, self.rollout_buffer_classes, self.observation_space
@@ -344,7 +332,6 @@ class GPG(OnPolicyAlgorithm):
         rows of ``_rows_in_loss`` (all but RecurrentGPG's padding), as in RecurrentPPO.
         """
         self.policy.set_training_mode(True)
-        check_schedules(self.lr_schedule, self.clip_range, self._current_progress_remaining)
         self._update_learning_rate(self.policy.optimizer)
         # a float or a schedule as given (SB3's PPO types it so); a schedule since _setup_model
         clip_range = self.clip_range(self._current_progress_remaining)  # type: ignore[operator]
@@ -439,6 +426,10 @@ class GPG(OnPolicyAlgorithm):
         reset_num_timesteps: bool = True,
         progress_bar: bool = False,
     ) -> SelfGPG:
+        # Again here: load(..., n_epochs=0) sets them without the constructor's checks (a model loaded to predict
+        # only, as rl_zoo3's enjoy loads it, with learning_rate=0, is not refused)
+        check_update_settings(**{name: getattr(self, name) for name in UPDATE_SETTINGS})
+        check_minibatch_size(self.batch_size, self.n_steps, self.n_envs, self.normalize_advantage, warn=False)
         self._no_signal_check = NoSignalCheck()
         super().learn(total_timesteps, callback, log_interval, tb_log_name, reset_num_timesteps, progress_bar)
         self._no_signal_check.finish(self)

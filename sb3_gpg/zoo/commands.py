@@ -189,7 +189,11 @@ def train(argv: list[str], program: str = "sb3-gpg train") -> None:
 
 
 def _below(value: str | None, least: int) -> bool:
-    """:return: whether ``value``, a command-line argument as given, is an integer below ``least``"""
+    """
+    :param value: a command-line argument as given, None where not given
+    :param least: the smallest value it may take
+    :return: whether it is an integer below ``least``
+    """
     return value is not None and value.lstrip("-").isdigit() and int(value) < least
 
 

@@ -15,7 +15,7 @@ from torch import nn
 
 from sb3_gpg.common.observation_space import has_image_space
 from sb3_gpg.common.swap_guards.foreign_policies import MASKABLE_POLICIES, unknown_policy_name
-from sb3_gpg.common.swap_guards.ppo_settings import check_minibatch_size, check_update_settings
+from sb3_gpg.common.swap_guards.ppo_settings import UPDATE_SETTINGS, check_minibatch_size, check_update_settings
 from sb3_gpg.estimator.fitted_baselines import BASELINES
 from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.estimator.values import check_real
@@ -260,7 +260,7 @@ def check_gpg_settings(hyperparams: dict[str, Any], n_envs: int, where: str, alg
         algos = ", ".join(f"{cls.__name__} is --algo {algo}" for algo, (cls, _) in GPG_ALGOS.items())
         raise ZooError(f"{where}: {error} ({algos})")
     try:
-        check_update_settings(**{name: value(name) for name in inspect.signature(check_update_settings).parameters})
+        check_update_settings(**{name: value(name) for name in UPDATE_SETTINGS})
         check_minibatch_size(value("batch_size"), value("n_steps"), n_envs, value("normalize_advantage"))
     except ValueError as error:
         raise ZooError(f"{where}: {error}") from None

@@ -105,6 +105,10 @@ def ignore_critic_settings(policy_kwargs: dict[str, Any] | None, **critic_argume
     return policy_kwargs
 
 
+# check_update_settings' arguments, also the names of the algorithm's attributes that hold them
+UPDATE_SETTINGS = ("learning_rate", "n_epochs", "gamma", "gae_lambda", "clip_range", "ent_coef", "max_grad_norm", "target_kl")
+
+
 def check_update_settings(
     learning_rate: float | Callable[[float], float],
     n_epochs: int,
@@ -116,13 +120,14 @@ def check_update_settings(
     target_kl: float | None = None,
 ) -> None:
     """
-    Refuse, before anything is built, settings that cannot train: PPO passes a negative rate on to torch's Adam, which
-    refuses it from deep in the policy's constructor, trains nothing with a zero rate or no epoch, fails at the first
-    update on a fractional number of epochs or on text where a number belongs (YAML's ``1e-3``), and trains silently on
-    a discount outside [0, 1] (returns that grow with the horizon, or alternate in sign), on a negative clip range (a
-    clamp whose bounds cross, which fixes the ratio at ``1 - clip_range``), on a negative ``max_grad_norm`` (torch then
-    scales the gradient by a negative factor: ascent), on a negative ``target_kl`` (every epoch stops after its first
-    minibatch) and on an entropy coefficient that is not finite (a NaN loss).
+    Refuse settings that cannot train (GPG's constructor, before anything is built, and ``learn``): PPO passes a
+    negative rate on to torch's Adam, which refuses it from deep in the policy's constructor, trains nothing with a
+    zero rate or no epoch, fails at the first update on a fractional number of epochs or on text where a number belongs
+    (YAML's ``1e-3``), and trains silently on a discount outside [0, 1] (returns that grow with the horizon, or
+    alternate in sign), on a negative clip range (a clamp whose bounds cross, which fixes the ratio at
+    ``1 - clip_range``), on a negative ``max_grad_norm`` (torch then scales the gradient by a negative factor: ascent),
+    on a negative ``target_kl`` (every epoch stops after its first minibatch) and on an entropy coefficient that is not
+    finite (a NaN loss).
 
     :param learning_rate: the constructor's learning rate, a number or a schedule of the progress remaining (1 to 0)
     :param n_epochs: the constructor's number of epochs
@@ -134,8 +139,8 @@ def check_update_settings(
     :param target_kl: the approximate KL divergence that stops an update's epochs early, or None
     :raises ValueError: for a setting that is not a number, a rate that is not positive and finite, fewer than one or a
         fractional number of epochs, a ``gamma`` or ``gae_lambda`` outside [0, 1], a negative ``clip_range``,
-        ``max_grad_norm`` or ``target_kl``, and an ``ent_coef`` that is not finite; a schedule is read at progress 1,
-        where training starts (``check_schedules`` reads it at every update)
+        ``max_grad_norm`` or ``target_kl``, and an ``ent_coef`` that is not finite; a schedule is read where training
+        starts and ends (progress remaining 1 and 0)
     """
     numbers_given = {"gamma": gamma, "gae_lambda": gae_lambda, "ent_coef": ent_coef, "max_grad_norm": max_grad_norm}
     for name, value in (("learning_rate", learning_rate), ("clip_range", clip_range), ("target_kl", target_kl)):
@@ -158,7 +163,8 @@ def check_update_settings(
         raise ValueError(
             f"clip_range={clip_range!r}: the clip range must be >= 0, e.g. 0.2 (PPO accepts a negative one and trains on it)."
         )
-    check_schedules(learning_rate, clip_range, 1.0)
+    _check_schedule_ends("learning_rate", learning_rate)
+    _check_schedule_ends("clip_range", clip_range)
     if isinstance(n_epochs, bool) or not isinstance(n_epochs, numbers.Integral) or n_epochs < 1:
         raise ValueError(
             f"n_epochs={n_epochs!r}: each update needs a whole number of epochs over the rollout. Pass n_epochs >= 1."
@@ -180,30 +186,25 @@ def check_update_settings(
         )
 
 
-def check_schedules(
-    learning_rate: float | Callable[[float], float], clip_range: float | Callable[[float], float], progress: float
-) -> None:
+def _check_schedule_ends(name: str, schedule: float | Callable[[float], float]) -> None:
     """
-    The learning rate and the clip range where an update reads them: a schedule may turn negative as the progress
-    remaining falls (a linear one given a negative slope), which PPO trains on silently (ascent, or a clamp whose
-    bounds cross). A schedule that ends at 0 is accepted.
+    A schedule at both ends of training: one that turns negative (a linear one given a negative end) is trained on
+    silently by PPO (ascent, or a clamp whose bounds cross). One annealed to 0 is accepted, also where it ends a
+    rounding error below 0 (SB3's ``LinearSchedule``).
 
-    :param learning_rate: a number or a schedule of the progress remaining (1 to 0); a number is checked when built
-    :param clip_range: a number or a schedule of the progress remaining; a number is checked when built
-    :param progress: the progress remaining where they are read
-    :raises ValueError: for a schedule's negative or NaN value, naming the progress
+    :param name: the setting (``"learning_rate"``, ``"clip_range"``)
+    :param schedule: a number (checked elsewhere) or a schedule of the progress remaining (1 to 0)
+    :raises ValueError: for a schedule that starts or ends below 0
     """
-    for name, schedule in (("learning_rate", learning_rate), ("clip_range", clip_range)):
-        if not callable(schedule):  # a number is checked when built
-            continue
-        value = schedule(progress)
-        if not value >= 0:  # NaN too
-            raise ValueError(
-                f"{name}=a schedule whose value at progress remaining {progress:g} is {value!r}: the "
-                f"{name.replace('_', ' ')} must be >= 0 "
-                "at every update (PPO trains on a negative one). Pass a schedule that stays >= 0, e.g. a linear one from "
-                "a positive value to 0."
-            )
+    if not callable(schedule):
+        return
+    start, end = schedule(1.0), schedule(0.0)
+    if not (start >= 0 and end >= -1e-9 * abs(start)):  # NaN too
+        raise ValueError(
+            f"{name}=a schedule from {start!r} (progress remaining 1) to {end!r} (0): the {name.replace('_', ' ')} must "
+            "stay >= 0 over training (PPO trains on a negative one). Pass a schedule that stays >= 0, e.g. a linear one "
+            "from a positive value to 0."
+        )
 
 
 def check_minibatch_size(
