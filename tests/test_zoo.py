@@ -16,6 +16,7 @@ from stable_baselines3.common.callbacks import EvalCallback
 from stable_baselines3.common.vec_env import VecNormalize, sync_envs_normalization
 
 import sb3_gpg.zoo
+from sb3_gpg import GPG
 from sb3_gpg.zoo import (
     GPG_ALGOS,
     GPG_HYPERPARAMS,
@@ -462,3 +463,15 @@ def test_no_model_to_load_is_one_line_naming_what_to_pass(command, argv, message
         run(command, [*argv, "--no-render"] if command == "enjoy" else argv)
     assert str(exit_info.value).startswith(f"sb3-gpg {command}: error: ")
     assert message in str(exit_info.value) and "\n" not in str(exit_info.value)
+
+
+def test_another_gpg_classes_model_is_one_line_naming_its_algo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    # a GPG run's model where --algo gpg_mask looks
+    model = GPG("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=64)
+    model.save(tmp_path / "logs" / "gpg_mask" / "CartPole-v1_1" / "CartPole-v1")
+    with pytest.raises(SystemExit) as exit_info:
+        run("enjoy", ["--algo", "gpg_mask", "-f", "logs", "--no-render"])
+    message = str(exit_info.value)
+    assert message.startswith("sb3-gpg enjoy: error: logs/gpg_mask/CartPole-v1_1/CartPole-v1.zip holds a model saved by GPG")
+    assert "(on the command line, GPG is --algo gpg, MaskableGPG is --algo gpg_mask," in message and "\n" not in message

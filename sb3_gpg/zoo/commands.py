@@ -23,12 +23,13 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg.common.env_util import VEC_ENVS, check_env_id
+from sb3_gpg.common.swap_guards.foreign_policies import check_saved_policy
 from sb3_gpg.common.vec_env.envpool import check_envpool_env_id
 from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
 from sb3_gpg.gpg_mask_recurrent.gpg_mask_recurrent import MaskableRecurrentGPG
 from sb3_gpg.zoo.experiment import EnvPoolExperimentManager, ZooExperimentManager
 from sb3_gpg.zoo.extensions import plots, replaced, run_script, zoo_argparse
-from sb3_gpg.zoo.registry import GPG_ALGOS, ZooError
+from sb3_gpg.zoo.registry import GPG_ALGOS, ZooError, algo_names
 
 __all__ = ["enjoy", "plots", "record_training", "record_video", "train"]
 
@@ -205,7 +206,8 @@ def _check_model(argv: list[str], command: str) -> None:
 
     :param argv: the script's arguments
     :param command: ``enjoy`` or ``record_video``
-    :raises ZooError: where no model is found, naming where it was looked for and what to pass
+    :raises ZooError: where no model is found, naming where it was looked for and what to pass, or where GPG's
+        ``--algo`` finds another algorithm's model
     """
     from huggingface_sb3 import EnvironmentName
     from rl_zoo3.utils import get_model_path
@@ -226,10 +228,18 @@ def _check_model(argv: list[str], command: str) -> None:
     loading = (args.load_best, args.load_checkpoint, args.load_last_checkpoint)
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # "Loading latest experiment": rl_zoo3 says it again
-            get_model_path(*model, *loading)
-        return
+            _, model_path, _ = get_model_path(*model, *loading)
     except (AssertionError, ValueError) as error:
         missing = str(error)
+    else:
+        if args.algo in GPG_ALGOS:
+            # another GPG class's file (an --algo gpg run played with --algo gpg_mask) fails in rl_zoo3's load
+            algorithm = GPG_ALGOS[args.algo][0]
+            try:
+                check_saved_policy(model_path, algorithm.__name__, algorithm.policy_base, None)
+            except ValueError as error:
+                raise ZooError(f"{error} (on the command line, {algo_names()})") from None
+        return
     default_folder = args.folder == "rl-trained-agents"
     hub = command == "enjoy" and "rl-trained-agents" in args.folder and args.algo not in GPG_ALGOS  # as rl_zoo3 tests
     if hub and os.environ.get("TRUST_REMOTE_CODE", "").lower() == "true":

@@ -237,6 +237,11 @@ def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str, algorithm: ty
     return options
 
 
+def algo_names() -> str:
+    """:return: which ``--algo`` each of GPG's classes is, for an error on the command line that names a class"""
+    return ", ".join(f"{algorithm.__name__} is --algo {algo}" for algo, (algorithm, _) in GPG_ALGOS.items())
+
+
 def check_gpg_settings(hyperparams: dict[str, Any], n_envs: int, where: str, algorithm: type[GPG] = GPG) -> None:
     """
     The algorithm's own checks of its update settings, on an entry whose schedules rl_zoo3 has built, before any env:
@@ -257,8 +262,7 @@ def check_gpg_settings(hyperparams: dict[str, Any], n_envs: int, where: str, alg
     if isinstance(policy, str) and policy not in algorithm.policy_aliases:
         maskable = issubclass(algorithm.policy_base, MASKABLE_POLICIES)
         error = unknown_policy_name(algorithm.__name__, policy, list(algorithm.policy_aliases), maskable)
-        algos = ", ".join(f"{cls.__name__} is --algo {algo}" for algo, (cls, _) in GPG_ALGOS.items())
-        raise ZooError(f"{where}: {error} ({algos})")
+        raise ZooError(f"{where}: {error} ({algo_names()})")
     try:
         check_update_settings(**{name: value(name) for name in UPDATE_SETTINGS})
         check_minibatch_size(value("batch_size"), value("n_steps"), n_envs, value("normalize_advantage"))
