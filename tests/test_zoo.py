@@ -452,6 +452,7 @@ def test_a_missing_rl_zoo3_names_the_extra(monkeypatch):
         ),
         ("record_video", ["--algo", "gpg", "-f", "logs", "--exp-id", "3"], "The logs/gpg/CartPole-v1_3 folder was not"),
         ("record_video", ["--algo", "gpg", "-f", "logs", "--exp-id", "1"], "No model found for gpg on CartPole-v1"),
+        ("enjoy", ["--algo", "gpg", "-f", "logs", "--n-envs", "0"], "--n-envs 0: play in 1 env (the default) or more"),
     ],
 )
 def test_no_model_to_load_is_one_line_naming_what_to_pass(command, argv, message, tmp_path, monkeypatch):

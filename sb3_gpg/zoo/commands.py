@@ -206,8 +206,8 @@ def _check_model(argv: list[str], command: str) -> None:
 
     :param argv: the script's arguments
     :param command: ``enjoy`` or ``record_video``
-    :raises ZooError: where no model is found, naming where it was looked for and what to pass, or where GPG's
-        ``--algo`` finds another algorithm's model
+    :raises ZooError: for fewer than one env, where no model is found, naming where it was looked for and what to
+        pass, or where GPG's ``--algo`` finds another algorithm's model
     """
     from huggingface_sb3 import EnvironmentName
     from rl_zoo3.utils import get_model_path
@@ -220,10 +220,13 @@ def _check_model(argv: list[str], command: str) -> None:
     parser.add_argument("--load-best", action="store_true")
     parser.add_argument("--load-checkpoint", type=int)
     parser.add_argument("--load-last-checkpoint", action="store_true")
+    parser.add_argument("--n-envs", type=int, default=1)
     try:
         args = parser.parse_known_args(argv)[0]
     except SystemExit:  # a value of the wrong type: rl_zoo3's parser says which
         return
+    if args.n_envs < 1:  # rl_zoo3 fails on its first step with an IndexError
+        raise ZooError(f"--n-envs {args.n_envs}: play in 1 env (the default) or more")
     model = (args.exp_id, args.folder, args.algo, EnvironmentName(args.env))
     loading = (args.load_best, args.load_checkpoint, args.load_last_checkpoint)
     try:
