@@ -21,6 +21,14 @@ def test_help_is_plain_text_with_every_default(capsys):
     assert "(default: 0)" in flat.split("--seed SEED", 1)[1]
 
 
+def refused(argv, capsys):
+    """:return: what main(argv) printed, having exited with argparse's status for a bad option"""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2  # as argparse exits on a bad option
+    return capsys.readouterr()
+
+
 @pytest.mark.parametrize(
     "env_id, message",
     [
@@ -29,10 +37,7 @@ def test_help_is_plain_text_with_every_default(capsys):
     ],
 )
 def test_unknown_env_is_one_line_with_argparse_status(env_id, message, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--env", env_id])
-    assert exit_info.value.code == 2  # as argparse exits on a bad option
-    captured = capsys.readouterr()
+    captured = refused(["--env", env_id], capsys)
     assert captured.err == f"python -m sb3_gpg: error: {message}\n"
     assert captured.out == "", "nothing is trained or printed before the check"
 
@@ -50,10 +55,7 @@ def test_unknown_env_is_one_line_with_argparse_status(env_id, message, capsys):
     ],
 )
 def test_a_value_out_of_range_is_an_argparse_error(argv, message, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    assert exit_info.value.code == 2
-    captured = capsys.readouterr()
+    captured = refused(argv, capsys)
     assert captured.err.splitlines()[-1] == f"python -m sb3_gpg: error: {message}"
     assert captured.out == "", "nothing is trained or printed before the check"
 
@@ -74,20 +76,14 @@ def test_num_threads_is_named_as_in_sb3_gpg_train(capsys):
     ],
 )
 def test_what_the_env_cannot_serve_is_one_line_before_training(argv, message, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    assert exit_info.value.code == 2
-    captured = capsys.readouterr()
+    captured = refused(argv, capsys)
     assert captured.err.startswith(f"python -m sb3_gpg: error: {message}")
     assert captured.err.count("\n") == 1 and "Trained" not in captured.out
 
 
 def test_a_save_path_that_cannot_be_written_is_refused_before_training(tmp_path, capsys):
     (tmp_path / "file").write_text("")
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--save", str(tmp_path / "file" / "model")])  # its folder would be a file
-    assert exit_info.value.code == 2
-    captured = capsys.readouterr()
+    captured = refused(["--save", str(tmp_path / "file" / "model")], capsys)  # its folder would be a file
     assert captured.err == (
         f"python -m sb3_gpg: error: --save {tmp_path / 'file' / 'model'}: {tmp_path / 'file'} is not a folder this user "
         "can write to\n"

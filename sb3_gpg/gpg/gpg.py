@@ -17,7 +17,6 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg.common.buffers import BaseGroupRolloutBuffer, GroupDictRolloutBuffer, GroupRolloutBuffer, group_buffer_class
 from sb3_gpg.common.swap_guards.foreign_policies import (
-    MASKABLE_POLICIES,
     check_policy_class,
     check_saved_policy,
     unknown_policy_name,
@@ -204,8 +203,7 @@ class GPG(OnPolicyAlgorithm):
         """``BaseAlgorithm._get_policy_from_name``, naming the right class for another GPG class's policy name."""
         if policy_name in self.policy_aliases:
             return self.policy_aliases[policy_name]
-        maskable = issubclass(self.policy_base, MASKABLE_POLICIES)
-        raise unknown_policy_name(type(self).__name__, policy_name, list(self.policy_aliases), maskable)
+        raise unknown_policy_name(type(self), policy_name)
 
     def _stdout_exclusion(self, shown: bool = False) -> tuple[str, ...]:
         """

@@ -14,7 +14,7 @@ from gymnasium import spaces
 from torch import nn
 
 from sb3_gpg.common.observation_space import has_image_space
-from sb3_gpg.common.swap_guards.foreign_policies import MASKABLE_POLICIES, unknown_policy_name
+from sb3_gpg.common.swap_guards.foreign_policies import unknown_policy_name
 from sb3_gpg.common.swap_guards.ppo_settings import UPDATE_SETTINGS, check_minibatch_size, check_update_settings
 from sb3_gpg.estimator.fitted_baselines import BASELINES
 from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
@@ -260,9 +260,7 @@ def check_gpg_settings(hyperparams: dict[str, Any], n_envs: int, where: str, alg
 
     policy = hyperparams.get("policy")
     if isinstance(policy, str) and policy not in algorithm.policy_aliases:
-        maskable = issubclass(algorithm.policy_base, MASKABLE_POLICIES)
-        error = unknown_policy_name(algorithm.__name__, policy, list(algorithm.policy_aliases), maskable)
-        raise ZooError(f"{where}: {error} ({algo_names()})")
+        raise ZooError(f"{where}: {unknown_policy_name(algorithm, policy)} ({algo_names()})")
     try:
         check_update_settings(**{name: value(name) for name in UPDATE_SETTINGS})
         check_minibatch_size(value("batch_size"), value("n_steps"), n_envs, value("normalize_advantage"))

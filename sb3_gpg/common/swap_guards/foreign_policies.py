@@ -96,17 +96,17 @@ POLICY_NAMES = ("MlpPolicy", "CnnPolicy", "MultiInputPolicy")
 LSTM_POLICY_NAMES = ("MlpLstmPolicy", "CnnLstmPolicy", "MultiInputLstmPolicy")
 
 
-def unknown_policy_name(algorithm: str, policy_name: str, aliases: list[str], maskable: bool) -> ValueError:
+def unknown_policy_name(algorithm_class: Any, policy_name: str) -> ValueError:
     """
     SB3 answers a policy name an algorithm does not have with "Policy ... unknown"; a recurrent policy's name on GPG
     (or the reverse) is a mistake of class, and the error names the class.
 
-    :param algorithm: the name of the algorithm given the name
+    :param algorithm_class: the GPG class given the name (its ``policy_aliases`` and ``policy_base`` are read)
     :param policy_name: the policy name it was given
-    :param aliases: the names of the algorithm's policies (its ``policy_aliases``)
-    :param maskable: whether the algorithm reads action masks
     :return: the error to raise, one line naming the class (or the policies) to use
     """
+    algorithm, aliases = algorithm_class.__name__, list(algorithm_class.policy_aliases)
+    maskable = issubclass(algorithm_class.policy_base, MASKABLE_POLICIES)
     takes = f"{algorithm} takes {', '.join(aliases)}"
     if policy_name in LSTM_POLICY_NAMES and policy_name not in aliases:
         right, other = (
