@@ -38,13 +38,17 @@ RUN_FILES = ("evaluations.npz", "config.yml", "args.yml", "meta.json")
 # What each update logged that the runs are compared on, read from the training's standard output (SB3's tables at
 # ``verbose=1``), kept in ``training_log.json``: how much of the returns the baseline or critic explains (PPO's
 # train/explained_variance; GPG's train/baseline_explained_variance, held out, which runs before 0.1.0's release logged
-# as gpg/baseline_explained_variance)
+# as gpg/baseline_explained_variance); the Gaussian policy's noise and the training episodes' length and return, which
+# show a policy that learns to end its episodes
 LOGGED_KEYS = (
     "train/explained_variance",
     "train/baseline_explained_variance",
     "gpg/baseline_explained_variance",
     "diagnosis/returns_explained_variance",
     "diagnosis/cut_returns_explained_variance",
+    "train/std",
+    "rollout/ep_len_mean",
+    "rollout/ep_rew_mean",
 )
 
 
