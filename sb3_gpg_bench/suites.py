@@ -381,6 +381,13 @@ SWAP = [
     Setting("gpg_swap_linear_logstd-0.5", "gpg", (*LINEAR_BOOTSTRAP, "policy_kwargs:'dict(log_std_init=-0.5)'"), PPO_ENTRY),
     # the noise at which an untrained Ant-v5 policy earns more per step than its actions cost (the swap guide's fix)
     Setting("gpg_swap_linear_logstd-1", "gpg", (*LINEAR_BOOTSTRAP, "policy_kwargs:'dict(log_std_init=-1)'"), PPO_ENTRY),
+    # with the memory: a rollout of long episodes holds too few trajectories to fit the baseline on alone
+    Setting(
+        "gpg_swap_memory_logstd-1",
+        "gpg",
+        (*LINEAR_BOOTSTRAP, FOURIER256_MEMORY8, "policy_kwargs:'dict(log_std_init=-1)'"),
+        PPO_ENTRY,
+    ),
 ]
 # Tasks gpg.yml has no entry for (continuous control, and a sparse reward): GPG's ``default:`` against RL Zoo's PPO
 # entry for each, and candidate defaults (on tuning seeds)
