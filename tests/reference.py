@@ -131,7 +131,9 @@ class ReferenceGPG:
             for trajectory in cut_trajectories:
                 env = trajectory[-1][1]
                 value = 0.0
-                if self.baseline != "bins" and complete_samples:
+                # the linear baseline's memory completes them where the rollout has no complete return
+                remembers = self.baseline == "linear" and bool(self.memory)
+                if self.baseline != "bins" and (complete_samples or remembers):
                     train = [
                         (self.features(observations[st][en], times[st][en]), returns[st][en]) for st, en in complete_samples
                     ]
@@ -206,6 +208,10 @@ class ReferenceGPG:
                         for step, env in t:
                             query = self.features(observations[step][env], times[step][env])
                             baselines[step][env] = self.fitted_value(train, query, scale_rows=group_features)
+        elif self.baseline == "linear" and self.memory and group:
+            # a single trajectory: its baseline from the remembered rollouts alone, all other trajectories
+            for step, env in group[0]:
+                baselines[step][env] = self.fitted_value([], self.features(observations[step][env], times[step][env]))
         if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0:
             samples = [(step, env) for t in trajectories for step, env in t if in_group[step][env]]
             remembered = [

@@ -305,6 +305,40 @@ def test_linear_baseline_stays_within_the_returns_when_envs_end_their_episodes_t
     assert np.abs(result.advantages).max() < 20
 
 
+def test_the_linear_baselines_memory_serves_a_rollout_of_one_cut_trajectory():
+    # Episodes longer than the rollout (Acrobot's 500 steps in rl_zoo3's PPO entry of 256, InvertedPendulum's balanced
+    # ones in its 32): a rollout can hold no complete return, and with one env a single trajectory. The memory's
+    # trajectories are all others, so its fit alone gives that trajectory's baseline and completes its cut return, as
+    # in the reference; left cut, the returns would enter the memory as if the states before a rollout's end were worth
+    # that rollout's rewards alone
+    options = dict(binning="time", baseline="linear", truncated_returns="bootstrap")
+    buffer = GroupRolloutBuffer(N_STEPS, spaces.Box(-5, 5, (OBS_DIM,)), spaces.Discrete(3), gae_lambda=0.9, gamma=GAMMA,
+                                n_envs=1, **options, baseline_kwargs=dict(memory=2))  # fmt: skip
+    reference = ReferenceGPG(1, GAMMA, gae_lambda=0.9, **options, baseline_kwargs=dict(memory=2))
+    forgetful = ReferenceGPG(1, GAMMA, gae_lambda=0.9, **options)
+    rng = np.random.default_rng(11)
+    running_on = np.zeros(1, dtype=bool)  # the rollout's last step ends no episode
+    for number in range(2):
+        observations = rng.normal(size=(N_STEPS, 1, OBS_DIM)).astype(np.float32)
+        rewards = rng.normal(size=(N_STEPS, 1)).astype(np.float32)
+        starts = np.zeros((N_STEPS, 1), dtype=np.float32)
+        starts[0], starts[N_STEPS // 2] = number == 0, number == 0  # the second rollout: one trajectory, cut
+        last_obs = rng.normal(size=(1, OBS_DIM)).astype(np.float32)
+        buffer.reset()
+        for step in range(N_STEPS):
+            buffer.add(observations[step], np.zeros((1, 1)), rewards[step], starts[step], th.zeros(1), th.zeros(1))
+        buffer.compute_returns_and_advantage(th.zeros(1), running_on, last_obs=last_obs)
+        rollout = (observations, rewards, starts, running_on, last_obs)
+        returns, baselines, advantages, _ = reference.advantages(*rollout)
+        np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(buffer.values, baselines, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-4, atol=1e-4)
+        cut_only, bins_baselines = forgetful.advantages(*rollout)[:2]
+    # guard: without a memory the second rollout's return stays cut and its baselines are the bins' (its own returns)
+    assert np.abs(buffer.returns - cut_only).min() > 1e-3
+    assert np.abs(buffer.values - bins_baselines).min() > 1e-3
+
+
 def test_folds_are_dealt_in_the_order_trajectories_start():
     # Trajectories numbered env by env (env 0: 0 before the end, 1 after; env 1: 2, 3; ...), starting at rows 0 and 8
     ids = np.repeat(np.arange(8), 8)

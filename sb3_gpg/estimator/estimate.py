@@ -267,7 +267,7 @@ def _fitted_baselines(
     :param in_group: which of the rollout's samples (env-major) are in the group
     :param prior: the linear baseline's remembered rollouts, or None
     :return: the cross-fitted baseline of every sample of the group; None with ``baseline="bins"``, or when the group
-        holds a single trajectory (its bins' baselines are used then)
+        holds a single trajectory and no memory (its bins' baselines are used then)
     """
     baseline, baseline_kwargs = rollout.options.baseline, rollout.options.baseline_kwargs or {}
     if features is None:
@@ -276,7 +276,10 @@ def _fitted_baselines(
     rows = np.flatnonzero(in_group) % len(rollout.episode_times)
     folds = trajectory_folds(ids, baseline_kwargs["n_folds"], rows=rows)
     if folds is None:
-        return None
+        # one trajectory: nothing of the rollout to cross-fit from, but the memory's trajectories are all others
+        if prior is None or not len(returns):
+            return None
+        return fitted_values(baseline, features[:0], returns[:0], features, prior, **baseline_kwargs)
     if baseline == "knn":
         (features,) = standardise(features)
     return cross_fitted_baselines(baseline, features, returns, folds, prior, **baseline_kwargs)
@@ -293,7 +296,7 @@ def _values_at_cut(
 ) -> tuple[np.ndarray | None, dict[str, float]]:
     """
     The group's value of each env's state after the rollout: ``group_bootstrap`` over the complete returns, or the
-    fitted baseline's, fitted on them.
+    fitted baseline's, fitted on them and the linear baseline's memory (on the memory alone where none is complete).
 
     :param features: the fitted baseline's features of every sample, env-major; None with ``baseline="bins"``
     :param returns: the returns, shape (n_steps, n_envs)
@@ -317,7 +320,9 @@ def _values_at_cut(
         )
     complete = ~env_major(cut)
     next_times = rollout.episode_times[-1] + 1
-    if features is not None and complete.any():
+    # the linear baseline's memory can complete the cut returns of a rollout that holds no complete return: leaving
+    # them cut would teach the memory that the states before the rollout's end are worth the rollout's rewards alone
+    if features is not None and (complete.any() or prior is not None):
         train = features[complete]
         queries = rollout.features(last_obs, next_times)[cut_envs]
         if options.baseline == "knn":

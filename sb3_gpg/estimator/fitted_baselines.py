@@ -235,11 +235,14 @@ def fitted_values(
     **kwargs: Any,
 ) -> np.ndarray:
     """
-    :param prior: the linear baseline's remembered rollouts, added to the fit
+    :param prior: the linear baseline's remembered rollouts, added to the fit; with no sample given, the fit's only data
     :return: the value of each query from a fit on all the given samples (no cross-fitting: the queries' own returns
         are not among them), e.g. of the states after the rollout from the complete returns
     """
     if baseline == "linear":
+        if not len(returns):
+            assert prior is not None, "a fit needs samples or a memory"
+            return _fitted(prior, None, query_features, kwargs["ridge"])
         return _fitted(NormalEquations.of(features, returns), prior, query_features, kwargs["ridge"])
     return _knn_mean(features, returns, query_features, kwargs["n_neighbors"], kwargs["max_samples"])
 
