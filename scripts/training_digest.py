@@ -68,6 +68,10 @@ CASES: dict[str, Callable[[], Any]] = {
                                                          truncated_returns="bootstrap"),
     "pendulum-knn-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, seed=0,
                                                baseline="knn", truncated_returns="bootstrap"),
+    # 64-step rollouts of 200-step episodes: some hold no complete return, which the memory completes
+    "pendulum-memory-fourier-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, seed=0,
+                                                          baseline="linear", truncated_returns="bootstrap",
+                                                          baseline_kwargs=dict(memory=2, fourier=16)),
     "cartpole-knn": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0, baseline="knn",
                                 truncated_returns="keep"),
     "maskable": lambda: MaskableGPG("MlpPolicy", invalid_actions(2), n_steps=64, batch_size=32, seed=0, baseline="bins"),
