@@ -381,6 +381,15 @@ SWAP = [
     Setting("gpg_swap_linear_logstd-0.5", "gpg", (*LINEAR_BOOTSTRAP, "policy_kwargs:'dict(log_std_init=-0.5)'"), PPO_ENTRY),
     # the noise at which an untrained Ant-v5 policy earns more per step than its actions cost (the swap guide's fix)
     Setting("gpg_swap_linear_logstd-1", "gpg", (*LINEAR_BOOTSTRAP, "policy_kwargs:'dict(log_std_init=-1)'"), PPO_ENTRY),
+    # the memory's variants, for Swimmer-v5 (gamma 0.9999: the remembered returns of older policies, in VecNormalize's
+    # older scale): the older rollouts weighed less, or without the Fourier features
+    Setting(
+        "gpg_swap_memory_recency0.5",
+        "gpg",
+        (*LINEAR_BOOTSTRAP, "baseline_kwargs:{'memory':8,'fourier':256,'recency':0.5}"),
+        PPO_ENTRY,
+    ),
+    Setting("gpg_swap_memory8", "gpg", (*LINEAR_BOOTSTRAP, "baseline_kwargs:{'memory':8}"), PPO_ENTRY),
     # with the memory: a rollout of long episodes holds too few trajectories to fit the baseline on alone
     Setting(
         "gpg_swap_memory_logstd-1",
