@@ -107,8 +107,9 @@ def main() -> None:
         if args.episodes < 1:
             parser.error(f"--episodes must be at least 1, got {args.episodes}")
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(reward_table(args.env, args.episodes, args.seed) + "\n")
-        print(args.output.read_text())
+        table = reward_table(args.env, args.episodes, args.seed)
+        args.output.write_text(table + "\n")
+        print(table)
     else:
         plot(args.folders, args.output)
 

@@ -128,11 +128,11 @@ class ReferenceGPG:
             complete_samples = [
                 (step, env) for t in trajectories if not any(t is cut for cut in cut_trajectories) for step, env in t
             ]
+            # the linear baseline's memory completes them where the rollout has no complete return
+            remembers = self.baseline == "linear" and bool(self.memory)
             for trajectory in cut_trajectories:
                 env = trajectory[-1][1]
                 value = 0.0
-                # the linear baseline's memory completes them where the rollout has no complete return
-                remembers = self.baseline == "linear" and bool(self.memory)
                 if self.baseline != "bins" and (complete_samples or remembers):
                     train = [
                         (self.features(observations[st][en], times[st][en]), returns[st][en]) for st, en in complete_samples

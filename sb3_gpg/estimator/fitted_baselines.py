@@ -154,14 +154,16 @@ def _ridge_solve(gram: np.ndarray, moments: np.ndarray, ridge: float) -> np.ndar
     return np.linalg.solve(gram + ridge * np.eye(len(gram)), moments)
 
 
-def _fitted(fit: NormalEquations, prior: NormalEquations | None, queries: np.ndarray, ridge: float) -> np.ndarray:
+def _fitted(fit: NormalEquations | None, prior: NormalEquations | None, queries: np.ndarray, ridge: float) -> np.ndarray:
     """
-    :param fit: the normal equations of the samples fitted on, with or without the memory's (``prior``) added
+    :param fit: the normal equations of the samples fitted on, with or without the memory's (``prior``) added; None
+        where no sample is given, the memory alone is fitted on
     :return: the ridge fit's value of each query, clipped to the range of the returns it was fitted on: its cubic in
         the episode time, fitted on some times only, would otherwise extrapolate to any value at the others
     """
     if prior is not None:
-        fit = fit.plus(prior)
+        fit = prior if fit is None else fit.plus(prior)
+    assert fit is not None, "a fit needs samples or a memory"
     return np.clip(queries @ _ridge_solve(fit.gram, fit.moments, ridge), fit.low, fit.high)
 
 
@@ -240,10 +242,8 @@ def fitted_values(
         are not among them), e.g. of the states after the rollout from the complete returns
     """
     if baseline == "linear":
-        if not len(returns):
-            assert prior is not None, "a fit needs samples or a memory"
-            return _fitted(prior, None, query_features, kwargs["ridge"])
-        return _fitted(NormalEquations.of(features, returns), prior, query_features, kwargs["ridge"])
+        fit = NormalEquations.of(features, returns) if len(returns) else None
+        return _fitted(fit, prior, query_features, kwargs["ridge"])
     return _knn_mean(features, returns, query_features, kwargs["n_neighbors"], kwargs["max_samples"])
 
 
