@@ -1,0 +1,73 @@
+"""The rule of the screens of the memory as the default (benchmarks/swap/README.md): per task, the candidate against
+gpg_swap_linear (the larger std over seeds), the collapse-of-both clause, where PPO learns but a setting ends under 0.1 of
+PPO, as a markdown table; then both settings' IQM of PPO-normalised scores over all the seeds (the report's aggregate.md
+takes as many runs per task as PPO has).
+
+    python benchmarks/swap/default_memory/rule.py benchmarks/swap/default_memory            # seeds 100, 101, 104, 105
+    python benchmarks/swap/default_memory/rule.py benchmarks/swap/default_memory 100 101    # the first screen
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from rliable import metrics
+
+from sb3_gpg_bench.suite_report import _bootstrap, finished_runs, scores
+from sb3_gpg_bench.suites import SUITES
+
+out = Path(sys.argv[1])
+want = set(map(int, sys.argv[2:])) or {100, 101, 104, 105}
+a, b = "gpg_swap_linear", "gpg_swap_memory_recency0.5"
+random = json.loads((out / "random_scores.json").read_text())
+tasks = sorted({p.name.split("__")[0] for p in (out / "runs").iterdir()})
+found = finished_runs(SUITES["swap"], out, tasks)
+behind: list[str] = []
+under: dict[str, list[str]] = {a: [], b: []}
+rows = [
+    "| task | PPO (seeds 100-101) | linear baseline (default) | candidate | difference | larger std | verdict |",
+    "|---|---|---|---|---|---|---|",
+]
+counts: dict[str, int] = {}
+for t in tasks:
+    row = {n: scores(found[(t, n)])[0] for n in ("ppo", a, b) if (t, n) in found}
+    seeds = sorted(set(row[a]) & set(row[b]) & want)
+    assert seeds == sorted(want), (t, seeds, sorted(row[a]), sorted(row[b]))
+    x, y = np.array([row[a][s] for s in seeds]), np.array([row[b][s] for s in seeds])
+    spread, diff = max(x.std(), y.std()), y.mean() - x.mean()
+    lo, hi = random[t]["mean"] - random[t]["std"], random[t]["mean"] + random[t]["std"]
+    collapse = all(lo <= v <= hi for v in (*x, *y))
+    flag = "behind" if diff < -spread else ("ahead" if diff > spread else "level")
+    if flag == "behind" and collapse:
+        flag = "behind, both collapsed (not a loss)"
+    elif flag == "behind":
+        behind.append(t)
+    counts[flag] = counts.get(flag, 0) + 1
+    ppo = np.array(list(row["ppo"].values()))
+    learns = ppo.mean() > hi
+    if learns:
+        for n, v in ((a, x), (b, y)):
+            r = (v.mean() - random[t]["mean"]) / (ppo.mean() - random[t]["mean"])
+            if r < 0.1:
+                under[n].append(f"{t} ({r:.2f})")
+    cells = " | ".join(f"{v.mean():.1f} ± {v.std():.1f}" for v in (ppo, x, y))
+    note = "" if learns else " (PPO inside random play spread)"
+    rows.append(f"| {t} | {cells} | {diff:+.1f} | {spread:.1f} | {flag}{note} |")
+    print(f"{t:26s} linear {x.round(1)} memory {y.round(1)} -> {flag}")
+print("\n".join(rows))
+print("counts:", counts)
+print("behind beyond the spread:", behind or "none")
+print("under 0.1 of PPO where PPO learns:", under)
+# the report's seeded stratified bootstrap, on every seed of both settings
+for metric in (0, 1):
+    m = {}
+    for n in ("gpg_swap_linear", "gpg_swap_memory_recency0.5"):
+        cols = []
+        for t in tasks:
+            ppo_mean = float(np.mean(list(scores(found[(t, "ppo")])[metric].values())))
+            s = scores(found[(t, n)])[metric]
+            cols.append([(s[k] - random[t]["mean"]) / (ppo_mean - random[t]["mean"]) for k in sorted(want)])
+        m[n] = np.array(cols).T
+    point, ci = _bootstrap(m, lambda x: np.array([metrics.aggregate_iqm(x)]))
+    print(["final", "last five"][metric], {n: (round(float(point[n][0]), 2), np.round(ci[n][:, 0], 2).tolist()) for n in m})
