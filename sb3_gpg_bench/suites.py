@@ -389,6 +389,13 @@ SWAP = [
         (*LINEAR_BOOTSTRAP, "baseline_kwargs:{'memory':8,'fourier':256,'recency':0.5}"),
         PPO_ENTRY,
     ),
+    # between the two: the older rollouts weighed less than the memory's 1, more than 0.5's (Hopper-v5's 512-step rollouts)
+    Setting(
+        "gpg_swap_memory_recency0.8",
+        "gpg",
+        (*LINEAR_BOOTSTRAP, "baseline_kwargs:{'memory':8,'fourier':256,'recency':0.8}"),
+        PPO_ENTRY,
+    ),
     Setting("gpg_swap_memory8", "gpg", (*LINEAR_BOOTSTRAP, "baseline_kwargs:{'memory':8}"), PPO_ENTRY),
     # with the memory: a rollout of long episodes holds too few trajectories to fit the baseline on alone
     Setting(

@@ -5,9 +5,12 @@ takes as many runs per task as PPO has).
 
     python benchmarks/swap/default_memory/rule.py benchmarks/swap/default_memory            # seeds 100, 101, 104, 105
     python benchmarks/swap/default_memory/rule.py benchmarks/swap/default_memory 100 101    # the first screen
+    # another candidate, on the tasks it has run
+    CANDIDATE=gpg_swap_memory_recency0.8 python benchmarks/swap/default_memory/rule.py benchmarks/swap/recency
 """
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -19,9 +22,10 @@ from sb3_gpg_bench.suites import SUITES
 
 out = Path(sys.argv[1])
 want = set(map(int, sys.argv[2:])) or {100, 101, 104, 105}
-a, b = "gpg_swap_linear", "gpg_swap_memory_recency0.5"
+a, b = "gpg_swap_linear", os.environ.get("CANDIDATE", "gpg_swap_memory_recency0.5")
 random = json.loads((out / "random_scores.json").read_text())
-tasks = sorted({p.name.split("__")[0] for p in (out / "runs").iterdir()})
+# the tasks the candidate has run
+tasks = sorted({p.name.split("__")[0] for p in (out / "runs").iterdir() if p.name.split("__")[1] == b})
 found = finished_runs(SUITES["swap"], out, tasks)
 behind: list[str] = []
 under: dict[str, list[str]] = {a: [], b: []}
@@ -62,7 +66,7 @@ print("under 0.1 of PPO where PPO learns:", under)
 # the report's seeded stratified bootstrap, on every seed of both settings
 for metric in (0, 1):
     m = {}
-    for n in ("gpg_swap_linear", "gpg_swap_memory_recency0.5"):
+    for n in (a, b):
         cols = []
         for t in tasks:
             ppo_mean = float(np.mean(list(scores(found[(t, "ppo")])[metric].values())))
