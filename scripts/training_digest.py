@@ -12,7 +12,9 @@ or against the committed digests (``benchmarks/training_digest.txt``), exiting 1
     python scripts/training_digest.py --verify benchmarks/training_digest.txt
 
 The digests are of one machine's arithmetic (NumPy's and torch's CPU kernels): another CPU or library version may
-round differently.
+round differently, so the committed file holds a block per machine, each headed by the line ``environment()`` gives
+there, and a machine is checked against its own block. Add one only from a checkout known to train as the committed
+digests do on another machine (the code that made them, or a change checked there).
 """
 
 import argparse
@@ -119,14 +121,35 @@ def digests() -> dict[str, str]:
 
 def environment() -> str:
     """
-    :return: a comment line naming what the digests depend on besides the code: the libraries, and the CPU's kind and
-        model (another model may take other vector instructions, which round differently)
+    :return: a comment line naming what the digests depend on besides the code: the libraries, and the CPU's kind,
+        model name, family and model number (a virtual machine's model name, "AMD EPYC", can stand for generations
+        whose vector instructions differ, and NumPy's BLAS rounds its linear solves differently on each)
     """
     cpuinfo = Path("/proc/cpuinfo")
     lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
-    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
-    model = names[0] if names else platform.processor() or "?"
+    fields: dict[str, str] = {}
+    for line in lines:
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    model = fields.get("model name") or platform.processor() or "?"
+    if "cpu family" in fields:
+        model += f", family {fields['cpu family']} model {fields.get('model', '?')}"
     return f"# numpy {np.__version__}, torch {th.__version__}, {platform.machine()}, {model}"
+
+
+def blocks(text: str) -> dict[str, list[str]]:
+    """
+    :param text: a digest file: one block per machine, each an ``environment()`` line and its digest lines
+    :return: each block's digest lines, by its environment line
+    """
+    result: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in filter(None, (line.strip() for line in text.splitlines())):
+        if line.startswith("#"):
+            current = result.setdefault(line, [])
+        else:
+            current.append(line)
+    return result
 
 
 def differences(lines: list[str], expected: list[str]) -> list[str]:
@@ -151,10 +174,14 @@ def main(argv: list[str] | None = None) -> int:
         print(environment(), *lines, sep="\n")
         return 0
     with open(args.verify) as file:
-        expected = [line.strip() for line in file if line.strip()]
-    differing = differences(lines, expected)
+        committed = blocks(file.read())
+    if environment() not in committed:
+        print(f"{args.verify} holds no digests made on this machine ({environment()[2:]}); on a checkout that trains as")
+        print(f"the committed one, add them with: python scripts/training_digest.py >> {args.verify}")
+        return 1
+    differing = differences(lines, committed[environment()])
     if differing:
-        print(f"Training differs from {args.verify} (made with {expected[0].lstrip('# ')}; here {environment()[2:]}):")
+        print(f"Training differs from {args.verify}'s digests made on this machine ({environment()[2:]}):")
         print(*differing, sep="\n")
         return 1
     print(f"Training digests match {args.verify} ({len(lines)} configurations).")
