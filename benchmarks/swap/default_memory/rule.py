@@ -37,7 +37,8 @@ counts: dict[str, int] = {}
 for t in tasks:
     row = {n: scores(found[(t, n)])[0] for n in ("ppo", a, b) if (t, n) in found}
     seeds = sorted(set(row[a]) & set(row[b]) & want)
-    assert seeds == sorted(want), (t, seeds, sorted(row[a]), sorted(row[b]))
+    if seeds != sorted(want):
+        sys.exit(f"{t}: the rule needs seeds {sorted(want)} of both settings; {a} has {sorted(row[a])}, {b} {sorted(row[b])}")
     x, y = np.array([row[a][s] for s in seeds]), np.array([row[b][s] for s in seeds])
     spread, diff = max(x.std(), y.std()), y.mean() - x.mean()
     lo, hi = random[t]["mean"] - random[t]["std"], random[t]["mean"] + random[t]["std"]
