@@ -6,7 +6,7 @@ takes as many runs per task as PPO has).
     python benchmarks/swap/default_memory/rule.py benchmarks/swap/default_memory            # seeds 100, 101, 104, 105
     python benchmarks/swap/default_memory/rule.py benchmarks/swap/default_memory 100 101    # the first screen
     # another candidate, on the tasks it has run
-    CANDIDATE=gpg_swap_memory_recency0.8 python benchmarks/swap/default_memory/rule.py benchmarks/swap/recency
+    CANDIDATE=gpg_swap_memory_recency0.8 python benchmarks/swap/default_memory/rule.py benchmarks/swap/default_memory
 """
 
 import json
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from rliable import metrics
 
-from sb3_gpg_bench.suite_report import _bootstrap, finished_runs, scores
+from sb3_gpg_bench.suite_report import _bootstrap, finished_runs, normalised, scores
 from sb3_gpg_bench.suites import SUITES
 
 out = Path(sys.argv[1])
@@ -27,6 +27,11 @@ random = json.loads((out / "random_scores.json").read_text())
 # the tasks the candidate has run
 tasks = sorted({p.name.split("__")[0] for p in (out / "runs").iterdir() if p.name.split("__")[1] == b})
 found = finished_runs(SUITES["swap"], out, tasks)
+scored = {key: scores(runs) for key, runs in found.items()}
+# per metric (final, last five), setting and task: each seed's score normalised by PPO's mean, as the report does
+norm, left_out = zip(*(normalised(SUITES["swap"], out, tasks, scored, metric) for metric in (0, 1)), strict=True)
+if any(left_out):
+    sys.exit(f"PPO's mean is not above the random policy's on {sorted(set(left_out[0]) | set(left_out[1]))}: no scale")
 behind: list[str] = []
 under: dict[str, list[str]] = {a: [], b: []}
 rows = [
@@ -35,7 +40,7 @@ rows = [
 ]
 counts: dict[str, int] = {}
 for t in tasks:
-    row = {n: scores(found[(t, n)])[0] for n in ("ppo", a, b) if (t, n) in found}
+    row = {n: scored[(t, n)][0] for n in ("ppo", a, b) if (t, n) in scored}
     seeds = sorted(set(row[a]) & set(row[b]) & want)
     if seeds != sorted(want):
         sys.exit(f"{t}: the rule needs seeds {sorted(want)} of both settings; {a} has {sorted(row[a])}, {b} {sorted(row[b])}")
@@ -52,8 +57,8 @@ for t in tasks:
     ppo = np.array(list(row["ppo"].values()))
     learns = ppo.mean() > hi
     if learns:
-        for n, v in ((a, x), (b, y)):
-            r = (v.mean() - random[t]["mean"]) / (ppo.mean() - random[t]["mean"])
+        for n in (a, b):
+            r = float(np.mean([norm[0][n][t][s] for s in seeds]))
             if r < 0.1:
                 under[n].append(f"{t} ({r:.2f})")
     cells = " | ".join(f"{v.mean():.1f} ± {v.std():.1f}" for v in (ppo, x, y))
@@ -66,13 +71,6 @@ print("behind beyond the spread:", behind or "none")
 print("under 0.1 of PPO where PPO learns:", under)
 # the report's seeded stratified bootstrap, on every seed of both settings
 for metric in (0, 1):
-    m = {}
-    for n in (a, b):
-        cols = []
-        for t in tasks:
-            ppo_mean = float(np.mean(list(scores(found[(t, "ppo")])[metric].values())))
-            s = scores(found[(t, n)])[metric]
-            cols.append([(s[k] - random[t]["mean"]) / (ppo_mean - random[t]["mean"]) for k in sorted(want)])
-        m[n] = np.array(cols).T
+    m = {n: np.array([[norm[metric][n][t][k] for k in sorted(want)] for t in tasks]).T for n in (a, b)}
     point, ci = _bootstrap(m, lambda x: np.array([metrics.aggregate_iqm(x)]))
     print(["final", "last five"][metric], {n: (round(float(point[n][0]), 2), np.round(ci[n][:, 0], 2).tolist()) for n in m})
