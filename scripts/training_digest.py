@@ -155,10 +155,9 @@ def blocks(text: str) -> dict[str, list[str]]:
 def differences(lines: list[str], expected: list[str]) -> list[str]:
     """
     :param lines: digest lines computed now
-    :param expected: digest lines read from a file (comments ignored)
+    :param expected: one machine's committed digest lines (``blocks``)
     :return: the lines that differ, each marked as expected or got; empty when all match
     """
-    expected = [line for line in expected if not line.startswith("#")]
     return [f"  expected {line}" for line in expected if line not in lines] + [
         f"  got      {line}" for line in lines if line not in expected
     ]
