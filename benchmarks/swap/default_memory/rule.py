@@ -5,8 +5,10 @@ takes as many runs per task as PPO has).
 
     python benchmarks/swap/default_memory/rule.py benchmarks/swap/default_memory            # seeds 100, 101, 104, 105
     python benchmarks/swap/default_memory/rule.py benchmarks/swap/default_memory 100 101    # the first screen
-    # another candidate, on the tasks it has run
+    # another candidate, on the tasks it has run (or those named in TASKS)
     CANDIDATE=gpg_swap_memory_recency0.8 python benchmarks/swap/default_memory/rule.py benchmarks/swap/default_memory
+    TASKS="Hopper-v5 Swimmer-v5" CANDIDATE=gpg_swap_memory python benchmarks/swap/default_memory/rule.py \
+        benchmarks/swap/default_memory
 """
 
 import json
@@ -24,8 +26,9 @@ out = Path(sys.argv[1])
 want = set(map(int, sys.argv[2:])) or {100, 101, 104, 105}
 a, b = "gpg_swap_linear", os.environ.get("CANDIDATE", "gpg_swap_memory_recency0.5")
 random = json.loads((out / "random_scores.json").read_text())
-# the tasks the candidate has run
+# the tasks the candidate has run, or those of them named in TASKS
 tasks = sorted({p.name.split("__")[0] for p in (out / "runs").iterdir() if p.name.split("__")[1] == b})
+tasks = [t for t in tasks if t in os.environ.get("TASKS", t).split()]
 found = finished_runs(SUITES["swap"], out, tasks)
 scored = {key: scores(runs) for key, runs in found.items()}
 # per metric (final, last five), setting and task: each seed's score normalised by PPO's mean, as the report does
@@ -69,6 +72,9 @@ print("\n".join(rows))
 print("counts:", counts)
 print("behind beyond the spread:", behind or "none")
 print("under 0.1 of PPO where PPO learns:", under)
+# stage 1's tie-break between candidates: the mean normalised final score over the tasks and seeds
+means = {n: round(float(np.mean([norm[0][n][t][k] for t in tasks for k in sorted(want)])), 3) for n in (a, b)}
+print("mean normalised final score:", means)
 # the report's seeded stratified bootstrap, on every seed of both settings
 for metric in (0, 1):
     m = {n: np.array([[norm[metric][n][t][k] for k in sorted(want)] for t in tasks]).T for n in (a, b)}
