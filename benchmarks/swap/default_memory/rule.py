@@ -29,8 +29,9 @@ random = json.loads((out / "random_scores.json").read_text())
 # the tasks the candidate has run, or those of them named in TASKS
 tasks = sorted({p.name.split("__")[0] for p in (out / "runs").iterdir() if p.name.split("__")[1] == b})
 tasks = [t for t in tasks if t in os.environ.get("TASKS", t).split()]
-# only the seeds asked for, and PPO's (100 and 101, the normalisation): runs of other seeds are not read
-found = finished_runs(SUITES["swap"], out, tasks, seeds=sorted(want | {100, 101}))
+# the two settings' runs of the seeds asked for only (others are not read), and every PPO run: the normalisation
+found = finished_runs(SUITES["swap"], out, tasks, settings=[a, b], seeds=sorted(want))
+found |= finished_runs(SUITES["swap"], out, tasks, settings=["ppo"])
 scored = {key: scores(runs) for key, runs in found.items()}
 # per metric (final, last five), setting and task: each seed's score normalised by PPO's mean, as the report does
 norm, left_out = zip(*(normalised(SUITES["swap"], out, tasks, scored, metric) for metric in (0, 1)), strict=True)
