@@ -146,3 +146,19 @@ def test_the_algorithms_default_baseline_is_the_bins_where_the_linear_one_has_no
     )
     with pytest.raises(ValueError, match="baseline='auto' uses the bins here"):
         resolved("FrozenLake-v1", baseline_kwargs=dict(memory=8))
+
+
+def test_the_algorithms_default_linear_baseline_remembers_unless_given_baseline_kwargs():
+    from sb3_gpg import GPG
+    from sb3_gpg.estimator.fitted_baselines import BASELINE_KWARGS
+
+    def kwargs(**options):
+        return GPG("MlpPolicy", "Pendulum-v1", n_steps=16, batch_size=16, device="cpu", **options).rollout_buffer.baseline_kwargs
+
+    plain = BASELINE_KWARGS["linear"]
+    assert kwargs() == {**plain, "memory": 8, "fourier": 256, "recency": 0.8}
+    # given baseline_kwargs replace the preset whole, {} included: the one-rollout fit of baseline="linear"
+    assert kwargs(baseline_kwargs={}) == plain == kwargs(baseline="linear")
+    assert kwargs(baseline_kwargs=dict(ridge=1e-3)) == {**plain, "ridge": 1e-3}
+    # the preset is "auto"'s: a baseline named outright keeps the fitted baseline's own defaults
+    assert GPG("MlpPolicy", "FrozenLake-v1", n_steps=16, batch_size=16, device="cpu").rollout_buffer.baseline_kwargs == {}
