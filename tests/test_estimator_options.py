@@ -162,3 +162,26 @@ def test_the_algorithms_default_linear_baseline_remembers_unless_given_baseline_
     assert kwargs(baseline_kwargs=dict(ridge=1e-3)) == {**plain, "ridge": 1e-3}
     # the preset is "auto"'s: a baseline named outright keeps the fitted baseline's own defaults
     assert GPG("MlpPolicy", "FrozenLake-v1", n_steps=16, batch_size=16, device="cpu").rollout_buffer.baseline_kwargs == {}
+
+
+@pytest.mark.parametrize("file", ["gpg.yml", "gpg_lstm.yml", "gpg_mask.yml", "gpg_mask_lstm.yml"])
+def test_no_shipped_entry_gets_the_default_baselines_memory_unasked(file):
+    # The preset of "auto" came after the entries were tuned: an entry that resolves "auto" to the linear baseline names
+    # its baseline_kwargs, so that it trains as it did when it was chosen
+    from pathlib import Path
+
+    import gymnasium as gym
+    import yaml
+
+    from sb3_gpg.common.observation_space import has_features
+    from sb3_gpg.estimator.options import GroupOptions
+
+    entries = yaml.safe_load((Path(__file__).parents[1] / "sb3_gpg" / "hyperparams" / file).read_text())
+    for env_id, entry in entries.items():
+        given = {k: entry[k] for k in ("baseline", "binning", "baseline_kwargs") if k in entry}
+        options = GroupOptions.from_kwargs(file, given)
+        if options.baseline != "auto" or options.binning != "time" or "baseline_kwargs" in entry:
+            continue
+        assert env_id != "default", f"{file}'s default: resolves 'auto' without baseline_kwargs"
+        space = gym.make(env_id, **entry.get("env_kwargs", {})).observation_space
+        assert not options.resolved(has_features(space)).baseline_kwargs, f"{file}'s {env_id} gets the preset"
