@@ -153,14 +153,15 @@ def test_the_algorithms_default_linear_baseline_remembers_unless_given_baseline_
     from sb3_gpg.estimator.fitted_baselines import BASELINE_KWARGS
 
     def kwargs(**options):
-        return GPG("MlpPolicy", "Pendulum-v1", n_steps=16, batch_size=16, device="cpu", **options).rollout_buffer.baseline_kwargs
+        model = GPG("MlpPolicy", "Pendulum-v1", n_steps=16, batch_size=16, device="cpu", **options)
+        return model.rollout_buffer.baseline_kwargs
 
     plain = BASELINE_KWARGS["linear"]
     assert kwargs() == {**plain, "memory": 8, "fourier": 256, "recency": 0.8}
     # given baseline_kwargs replace the preset whole, {} included: the one-rollout fit of baseline="linear"
     assert kwargs(baseline_kwargs={}) == plain == kwargs(baseline="linear")
     assert kwargs(baseline_kwargs=dict(ridge=1e-3)) == {**plain, "ridge": 1e-3}
-    # the preset is "auto"'s: a baseline named outright keeps the fitted baseline's own defaults
+    # where "auto" comes out as the bins there is no fitted baseline to preset
     assert GPG("MlpPolicy", "FrozenLake-v1", n_steps=16, batch_size=16, device="cpu").rollout_buffer.baseline_kwargs == {}
 
 
