@@ -144,16 +144,30 @@ def test_the_algorithms_default_baseline_is_the_bins_where_the_linear_one_has_no
         "linear",
         "bootstrap",
     )
+    # and no baseline_kwargs, so that the load resolves the memory preset again, unless it is given others
+    assert loaded.baseline_kwargs is None and loaded.rollout_buffer.baseline_kwargs["memory"] == 8
+    reloaded = GPG.load(tmp_path / "model", env=make_vec_env("Pendulum-v1"), device="cpu", baseline_kwargs={})
+    assert reloaded.rollout_buffer.baseline_kwargs["memory"] == 0
     with pytest.raises(ValueError, match="baseline='auto' uses the bins here"):
         resolved("FrozenLake-v1", baseline_kwargs=dict(memory=8))
 
 
-def test_the_algorithms_default_linear_baseline_remembers_unless_given_baseline_kwargs():
+@pytest.mark.parametrize(
+    "algorithm, policy, env_id",
+    [
+        ("GPG", "MlpPolicy", "Pendulum-v1"),
+        ("RecurrentGPG", "MlpLstmPolicy", "Pendulum-v1"),
+        ("MaskableGPG", "MlpPolicy", "CartPole-v1"),
+        ("MaskableRecurrentGPG", "MlpLstmPolicy", "CartPole-v1"),
+    ],
+)
+def test_the_algorithms_default_linear_baseline_remembers_unless_given_baseline_kwargs(algorithm, policy, env_id):
+    import sb3_gpg
     from sb3_gpg import GPG
     from sb3_gpg.estimator.fitted_baselines import BASELINE_KWARGS
 
     def kwargs(**options):
-        model = GPG("MlpPolicy", "Pendulum-v1", n_steps=16, batch_size=16, device="cpu", **options)
+        model = getattr(sb3_gpg, algorithm)(policy, env_id, n_steps=16, batch_size=16, device="cpu", **options)
         return model.rollout_buffer.baseline_kwargs
 
     plain = BASELINE_KWARGS["linear"]

@@ -403,7 +403,7 @@ def test_the_default_memory_completes_cut_returns_from_the_rollouts_it_remembers
             stats.append(dict(self.model.rollout_buffer.group_stats))
 
     env = make_vec_env("Pendulum-v1", n_envs=1, seed=0)
-    model = GPG("MlpPolicy", env, n_steps=16, batch_size=16, n_epochs=1, seed=0)
+    model = GPG("MlpPolicy", env, n_steps=16, batch_size=16, n_epochs=1, seed=0, device="cpu")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoSignalWarning)  # the first rollouts' own-trajectory bins, checked elsewhere
         model.learn(3 * 16, callback=RecordStats())

@@ -62,7 +62,8 @@ class GroupOptions:
     :param baseline_kwargs: the fitted baseline's arguments: ``n_folds`` (both), ``ridge``, ``memory`` and ``recency``
         (linear: the last ``memory`` rollouts enter the fit, the one k rollouts back weighing ``recency ** k``;
         ``baseline_memory``), ``fourier``, ``fourier_scale`` and ``fourier_seed`` (linear: random Fourier features of
-        the observation), ``n_neighbors`` and ``max_samples`` (knn); defaults in ``fitted_baselines.BASELINE_KWARGS``
+        the observation), ``n_neighbors`` and ``max_samples`` (knn); defaults in ``fitted_baselines.BASELINE_KWARGS``,
+        but None under an ``"auto"`` that resolves to ``"linear"`` is ``AUTO_LINEAR_KWARGS``
     """
 
     binning: Binning = "time"

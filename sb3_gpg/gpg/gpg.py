@@ -82,7 +82,8 @@ class GPG(OnPolicyAlgorithm):
     :param _init_setup_model: Whether or not to build the network at the creation of the instance
     :param group_options: GPG's own options, by name (``GroupOptions``: binning, bin_size, leave_one_out, min_bin_count,
         truncated_returns, advantage_scale, baseline, baseline_kwargs); ``baseline`` defaults to ``"auto"`` and
-        ``truncated_returns`` to None here (``GroupOptions.resolved``)
+        ``truncated_returns`` to None here, and an ``"auto"`` linear baseline given no ``baseline_kwargs`` gets
+        ``AUTO_LINEAR_KWARGS`` (``GroupOptions.resolved``)
     """
 
     policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
