@@ -129,7 +129,7 @@ LINEAR_LAMBDA = ("baseline:'linear'", "gae_lambda:0.95")
 MEMORY8 = (*LINEAR_LAMBDA, "truncated_returns:'bootstrap'", "baseline_kwargs:{'memory':8}")
 FOURIER256_MEMORY8 = "baseline_kwargs:{'memory':8,'fourier':256}"
 MEMORY8_FOURIER256 = (*LINEAR_LAMBDA, "truncated_returns:'bootstrap'", FOURIER256_MEMORY8)
-# the constructor's estimator where observations are Box values, named
+# the linear baseline fitted on each rollout alone, named (the constructor's before its memory preset)
 LINEAR_BOOTSTRAP = ("baseline:'linear'", "truncated_returns:'bootstrap'")
 # Candidates against gpg.yml's entry ("gpg") on tuning seeds, each run on the tasks it was meant for (--envs), each
 # on the entry it was tried against (its base)
@@ -419,7 +419,7 @@ DEFAULT_SETTINGS = [
     Setting("gpg_std", "gpg", ("policy_kwargs:'dict(log_std_init=-1)'",), "defaults_first"),
     # halfway between the two: the next candidate under the same rule
     Setting("gpg_std_half", "gpg", (STD_HALF,), "defaults_first"),
-    # its estimator: the constructor's (the linear baseline, the cut returns bootstrapped), or the memory entries'
+    # its estimator: the linear baseline of one rollout with the cut returns bootstrapped, or the memory entries'
     Setting("gpg_std_half_linear", "gpg", (STD_HALF, *LINEAR_BOOTSTRAP), "defaults_first"),
     Setting("gpg_std_half_memory", "gpg", (STD_HALF, *MEMORY8_FOURIER256), "defaults_first"),
     # For low-dimensional observations only (MountainCar): a baseline of the state's cell, blind to the time, so that

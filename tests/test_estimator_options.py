@@ -144,5 +144,59 @@ def test_the_algorithms_default_baseline_is_the_bins_where_the_linear_one_has_no
         "linear",
         "bootstrap",
     )
+    # and no baseline_kwargs, so that the load resolves the memory preset again, unless it is given others
+    assert loaded.baseline_kwargs is None and loaded.rollout_buffer.baseline_kwargs["memory"] == 8
+    reloaded = GPG.load(tmp_path / "model", env=make_vec_env("Pendulum-v1"), device="cpu", baseline_kwargs={})
+    assert reloaded.rollout_buffer.baseline_kwargs["memory"] == 0
     with pytest.raises(ValueError, match="baseline='auto' uses the bins here"):
         resolved("FrozenLake-v1", baseline_kwargs=dict(memory=8))
+
+
+@pytest.mark.parametrize(
+    "algorithm, policy, env_id",
+    [
+        ("GPG", "MlpPolicy", "Pendulum-v1"),
+        ("RecurrentGPG", "MlpLstmPolicy", "Pendulum-v1"),
+        ("MaskableGPG", "MlpPolicy", "CartPole-v1"),
+        ("MaskableRecurrentGPG", "MlpLstmPolicy", "CartPole-v1"),
+    ],
+)
+def test_the_algorithms_default_linear_baseline_remembers_unless_given_baseline_kwargs(algorithm, policy, env_id):
+    import sb3_gpg
+    from sb3_gpg import GPG
+    from sb3_gpg.estimator.fitted_baselines import BASELINE_KWARGS
+
+    def kwargs(**options):
+        model = getattr(sb3_gpg, algorithm)(policy, env_id, n_steps=16, batch_size=16, device="cpu", **options)
+        return model.rollout_buffer.baseline_kwargs
+
+    plain = BASELINE_KWARGS["linear"]
+    assert kwargs() == {**plain, "memory": 8, "fourier": 256, "recency": 0.8}
+    # given baseline_kwargs replace the preset whole, {} included: the one-rollout fit of baseline="linear"
+    assert kwargs(baseline_kwargs={}) == plain == kwargs(baseline="linear")
+    assert kwargs(baseline_kwargs=dict(ridge=1e-3)) == {**plain, "ridge": 1e-3}
+    # where "auto" comes out as the bins there is no fitted baseline to preset
+    assert GPG("MlpPolicy", "FrozenLake-v1", n_steps=16, batch_size=16, device="cpu").rollout_buffer.baseline_kwargs == {}
+
+
+@pytest.mark.parametrize("file", ["gpg.yml", "gpg_lstm.yml", "gpg_mask.yml", "gpg_mask_lstm.yml"])
+def test_no_shipped_entry_gets_the_default_baselines_memory_unasked(file):
+    # The preset of "auto" came after the entries were tuned: an entry that resolves "auto" to the linear baseline names
+    # its baseline_kwargs, so that it trains as it did when it was chosen
+    from pathlib import Path
+
+    import gymnasium as gym
+    import yaml
+
+    from sb3_gpg.common.observation_space import has_features
+    from sb3_gpg.estimator.options import GroupOptions
+
+    entries = yaml.safe_load((Path(__file__).parents[1] / "sb3_gpg" / "hyperparams" / file).read_text())
+    for env_id, entry in entries.items():
+        given = {k: entry[k] for k in ("baseline", "binning", "baseline_kwargs") if k in entry}
+        options = GroupOptions.from_kwargs(file, given)
+        if options.baseline != "auto" or options.binning != "time" or "baseline_kwargs" in entry:
+            continue
+        assert env_id != "default", f"{file}'s default: resolves 'auto' without baseline_kwargs"
+        space = gym.make(env_id, **entry.get("env_kwargs", {})).observation_space
+        assert not options.resolved(has_features(space)).baseline_kwargs, f"{file}'s {env_id} gets the preset"

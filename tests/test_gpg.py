@@ -375,7 +375,12 @@ def test_equal_returns_rollout_after_rollout_warn_once_at_any_point():
 
 
 @pytest.mark.parametrize(
-    "options", [dict(baseline="auto"), dict(baseline="bins"), dict(baseline="bins", truncated_returns="mask")]
+    "options",
+    [
+        dict(baseline="auto", baseline_kwargs={}),
+        dict(baseline="bins"),
+        dict(baseline="bins", truncated_returns="mask"),
+    ],
 )
 def test_rollouts_shorter_than_the_episodes_warn_that_every_return_was_cut(options):
     # Pendulum's 200-step episodes outlast 16-step rollouts of 1 env: the first 12 hold no episode's end, so nothing
@@ -383,6 +388,28 @@ def test_rollouts_shorter_than_the_episodes_warn_that_every_return_was_cut(optio
     (message,) = no_signal_warnings("Pendulum-v1", 1, 16, FLAT_ROLLOUTS_WARNING + 2, match=FLAT, **options)
     assert "no episode ended inside most of them" in message and "n_steps=16" in message
     assert "sparse reward" not in message
+
+
+def test_the_default_memory_completes_cut_returns_from_the_rollouts_it_remembers():
+    # The same cut rollouts under the default's remembering baseline: from the second on, the cut returns are
+    # bootstrapped from the fit on the rollouts before (n-step targets, as a critic's), so they carry advantages
+    stats: list[dict[str, float]] = []
+
+    class RecordStats(BaseCallback):
+        def _on_step(self) -> bool:
+            return True
+
+        def _on_rollout_end(self) -> None:
+            stats.append(dict(self.model.rollout_buffer.group_stats))
+
+    env = make_vec_env("Pendulum-v1", n_envs=1, seed=0)
+    model = GPG("MlpPolicy", env, n_steps=16, batch_size=16, n_epochs=1, seed=0, device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoSignalWarning)  # the first rollouts' own-trajectory bins, checked elsewhere
+        model.learn(3 * 16, callback=RecordStats())
+    assert [s["truncated_share"] for s in stats] == [1.0, 1.0, 1.0]
+    assert stats[0]["zero_advantage_share"] == 1.0  # nothing remembered yet
+    assert all(s["zero_advantage_share"] == 0.0 and s["bootstrapped_share"] == 1.0 for s in stats[1:])
 
 
 def flat_check_messages(rollouts: list[dict[str, float]]) -> list[str]:

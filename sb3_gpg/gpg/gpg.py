@@ -45,9 +45,9 @@ class GPG(OnPolicyAlgorithm):
     Group Policy Gradient (GPG): PPO's clipped objective with no critic. The advantage of a sample is its discounted
     Monte-Carlo return minus a group baseline, the mean first-visit return of the rollout's trajectories whose states
     fall into the same bin (see ``GroupRolloutBuffer``), or a baseline fitted to the rollout's own returns. By default
-    (``baseline="auto"``) it is the linear one, with the returns that the rollout's end cuts bootstrapped, where the
-    observations have Box values and ``binning`` is ``"time"``; the time bins elsewhere. ``baseline="bins"`` is the
-    paper's estimator.
+    (``baseline="auto"``) it is the linear one, fitted on the last rollouts together (``AUTO_LINEAR_KWARGS``), with the
+    returns that the rollout's end cuts bootstrapped, where the observations have Box values and ``binning`` is
+    ``"time"``; the time bins elsewhere. ``baseline="bins"`` is the paper's estimator.
 
     Its arguments are PPO's, so that PPO code and hyperparameter files run unchanged; the critic's (``vf_coef``,
     ``clip_range_vf``, a ``vf`` entry in ``net_arch``, ``share_features_extractor``) are accepted and, when set,
@@ -82,7 +82,8 @@ class GPG(OnPolicyAlgorithm):
     :param _init_setup_model: Whether or not to build the network at the creation of the instance
     :param group_options: GPG's own options, by name (``GroupOptions``: binning, bin_size, leave_one_out, min_bin_count,
         truncated_returns, advantage_scale, baseline, baseline_kwargs); ``baseline`` defaults to ``"auto"`` and
-        ``truncated_returns`` to None here (``GroupOptions.resolved``)
+        ``truncated_returns`` to None here, and an ``"auto"`` linear baseline given no ``baseline_kwargs`` gets
+        ``AUTO_LINEAR_KWARGS`` (``GroupOptions.resolved``)
     """
 
     policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
