@@ -11,10 +11,11 @@ or against the committed digests (``benchmarks/training_digest.txt``), exiting 1
 
     python scripts/training_digest.py --verify benchmarks/training_digest.txt
 
-The digests are of one machine's arithmetic (NumPy's and torch's CPU kernels): another CPU or library version may
-round differently, so the committed file holds a block per machine, each headed by the line ``environment()`` gives
-there, and a machine is checked against its own block. Add one only from a checkout known to train as the committed
-digests do on another machine (the code that made them, or a change checked there).
+The digests are made on one torch thread and one BLAS thread. They are of one machine's arithmetic (NumPy's and
+torch's CPU kernels): another CPU or library version may round differently, so the committed file holds a block per
+machine, each headed by the line ``environment()`` gives there, and a machine is checked against its own block. Add
+one only from a checkout known to train as the committed digests do on another machine (the code that made them, or a
+change checked there).
 """
 
 import argparse
@@ -31,6 +32,7 @@ import torch as th
 from sb3_contrib.common.envs import InvalidActionEnvDiscrete
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import VecNormalize
+from threadpoolctl import threadpool_limits
 
 import sb3_gpg
 from sb3_gpg import GPG, MaskableGPG, MaskableRecurrentGPG, RecurrentGPG
@@ -108,7 +110,9 @@ def digests() -> dict[str, str]:
     th.set_num_threads(1)
     result = {}
     try:
-        with warnings.catch_warnings():
+        # one BLAS thread too: NumPy's BLAS splits the larger solves of the fitted baselines over its threads, and
+        # their rounding, so the diagnostics' digest, changes with the number of threads
+        with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="blas"):
             warnings.simplefilter("ignore")
             for name, make in CASES.items():
                 model = make()
