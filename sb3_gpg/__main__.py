@@ -1,5 +1,8 @@
 """
 Train GPG on a Gymnasium task with a progress bar, then evaluate it: ``python -m sb3_gpg [--env CartPole-v1] ...``.
+
+The arguments are parsed before torch, SB3 and GPG are imported (seconds on a busy machine), so that ``--help`` and a
+bad option answer at once.
 """
 
 import argparse
@@ -8,14 +11,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import torch as th
-from stable_baselines3.common.evaluation import evaluate_policy
+from sb3_gpg import __version__
 
-from sb3_gpg import GPG, __version__
-from sb3_gpg.common.env_util import VEC_ENVS, check_env_id, make_vec_env_on
-from sb3_gpg.estimator.binning import BINNINGS
-from sb3_gpg.estimator.fitted_baselines import BASELINES
-from sb3_gpg.estimator.options import AUTO
+# The options' choices: copies of sb3_gpg.common.env_util.VEC_ENVS, sb3_gpg.estimator.binning.BINNINGS,
+# sb3_gpg.estimator.fitted_baselines.BASELINES and sb3_gpg.estimator.options.AUTO, whose modules import torch or SB3
+# (tests/test_main_job.py checks that they agree)
+VEC_ENVS = ("dummy", "subproc", "envpool")
+BINNINGS = ("time", "rollout_step", "universal", "spatial", "spatial_time", "state")
+BASELINES = ("bins", "linear", "knn")
+AUTO = "auto"
 
 
 def _at_least(minimum: int) -> Callable[[str], int]:
@@ -78,6 +82,12 @@ def main(argv: list[str] | None = None) -> float:
         "machine (-1 or 0: torch's default, one per core; as sb3-gpg train's --num-threads)",
     )
     args = parser.parse_args(argv)
+    import torch as th
+    from stable_baselines3.common.evaluation import evaluate_policy
+
+    from sb3_gpg import GPG
+    from sb3_gpg.common.env_util import check_env_id, make_vec_env_on
+
     try:
         check_env_id(args.env)
     except ValueError as error:  # one line and argparse's exit status, as for a bad option, rather than a traceback

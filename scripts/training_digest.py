@@ -53,38 +53,40 @@ def invalid_actions(n_envs: int) -> Any:
     return make_vec_env(lambda: InvalidActionEnvDiscrete(dim=8, n_invalid_actions=3), n_envs=n_envs, seed=0)
 
 
+# The digests are of the CPU's arithmetic: on the CPU wherever the script runs, a GPU machine's included
+ON_CPU = dict(seed=0, device="cpu")
 CASES: dict[str, Callable[[], Any]] = {
-    "cartpole-default": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0),
-    "cartpole-paper": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0, baseline="bins"),
-    "cartpole-loo-min2-binstd": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0, leave_one_out=True,
+    "cartpole-default": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, **ON_CPU),
+    "cartpole-paper": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, **ON_CPU, baseline="bins"),
+    "cartpole-loo-min2-binstd": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, **ON_CPU, leave_one_out=True,
                                             min_bin_count=2, advantage_scale="bin_std", baseline="bins"),
-    "cartpole-mask-spatialtime": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=32, seed=0,
+    "cartpole-mask-spatialtime": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=32, **ON_CPU,
                                              truncated_returns="mask", binning="spatial_time", bin_size=0.5),
-    "cartpole-spatialtime-min3": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0,
+    "cartpole-spatialtime-min3": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, **ON_CPU,
                                              binning="spatial_time", bin_size=0.5, min_bin_count=3),
-    "cartpole-binstd-spatialtime-min2": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0,
+    "cartpole-binstd-spatialtime-min2": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, **ON_CPU,
                                                     advantage_scale="bin_std", binning="spatial_time", bin_size=0.5,
                                                     min_bin_count=2),
-    "pendulum-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, seed=0,
+    "pendulum-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, **ON_CPU,
                                            truncated_returns="bootstrap", use_sde=True, baseline="bins"),
-    "pendulum-linear-lambda-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, seed=0,
+    "pendulum-linear-lambda-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, **ON_CPU,
                                                          baseline="linear", gae_lambda=0.95,
                                                          truncated_returns="bootstrap"),
-    "pendulum-knn-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, seed=0,
+    "pendulum-knn-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, **ON_CPU,
                                                baseline="knn", truncated_returns="bootstrap"),
     # 64-step rollouts of 200-step episodes: some hold no complete return, which the memory completes
-    "pendulum-memory-fourier-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, seed=0,
+    "pendulum-memory-fourier-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, **ON_CPU,
                                                           baseline="linear", truncated_returns="bootstrap",
                                                           baseline_kwargs=dict(memory=2, fourier=16)),
-    "cartpole-knn": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, seed=0, baseline="knn",
+    "cartpole-knn": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, **ON_CPU, baseline="knn",
                                 truncated_returns="keep"),
-    "maskable": lambda: MaskableGPG("MlpPolicy", invalid_actions(2), n_steps=64, batch_size=32, seed=0, baseline="bins"),
-    "recurrent-bootstrap": lambda: RecurrentGPG("MlpLstmPolicy", cartpole(2), n_steps=64, batch_size=32, seed=0,
+    "maskable": lambda: MaskableGPG("MlpPolicy", invalid_actions(2), n_steps=64, batch_size=32, **ON_CPU, baseline="bins"),
+    "recurrent-bootstrap": lambda: RecurrentGPG("MlpLstmPolicy", cartpole(2), n_steps=64, batch_size=32, **ON_CPU,
                                                 truncated_returns="bootstrap", n_epochs=2, baseline="bins"),
-    "recurrent-mask": lambda: RecurrentGPG("MlpLstmPolicy", cartpole(2), n_steps=32, batch_size=16, seed=0,
+    "recurrent-mask": lambda: RecurrentGPG("MlpLstmPolicy", cartpole(2), n_steps=32, batch_size=16, **ON_CPU,
                                            truncated_returns="mask", n_epochs=2, baseline="bins"),
     "maskable-recurrent": lambda: MaskableRecurrentGPG("MlpLstmPolicy", invalid_actions(2), n_steps=32, batch_size=16,
-                                                       seed=0, n_epochs=2, baseline="bins"),
+                                                       **ON_CPU, n_epochs=2, baseline="bins"),
 }  # fmt: skip
 
 
@@ -95,7 +97,7 @@ def digest(model: GPG) -> str:
     """
     sha = hashlib.sha256()
     for parameter in model.policy.parameters():
-        sha.update(parameter.detach().numpy().tobytes())
+        sha.update(parameter.detach().cpu().numpy().tobytes())
     buffer = model.rollout_buffer
     sha.update(np.asarray(buffer.advantages).tobytes())
     stats = [repr(float(value)) for key, value in buffer.group_stats.items() if key not in UNTIMED]

@@ -94,10 +94,10 @@ def test_the_buffer_stores_what_estimate_returns(truncated_returns, monkeypatch)
 
 
 @pytest.mark.parametrize("buffer_class", [RolloutBuffer, MaskableRolloutBuffer])
-def test_sb3_get_without_a_batch_size_gathers_the_whole_permutation_env_major(buffer_class, monkeypatch):
+def test_sb3_get_without_a_batch_size_gathers_the_whole_permutation_env_major(buffer_class, monkeypatch, device):
     # GroupRolloutBuffer.get takes one `get()` of SB3's (or sb3-contrib's) parent as the whole rollout in a random
     # order and slices minibatches from it; its in_loss is indexed in env-major order
-    buffer = buffer_class(N_STEPS, spaces.Box(-1, 1, (1,)), spaces.Discrete(3), n_envs=N_ENVS)
+    buffer = buffer_class(N_STEPS, spaces.Box(-1, 1, (1,)), spaces.Discrete(3), device=device, n_envs=N_ENVS)
     for step in range(N_STEPS):
         obs = np.full((N_ENVS, 1), step, dtype=np.float32) + np.arange(N_ENVS)[:, None] / 10
         extra = {"action_masks": np.ones((N_ENVS, 3))} if buffer_class is MaskableRolloutBuffer else {}
@@ -109,12 +109,12 @@ def test_sb3_get_without_a_batch_size_gathers_the_whole_permutation_env_major(bu
     (indices,) = calls
     assert sorted(indices.tolist()) == list(range(N_STEPS * N_ENVS))
     expected = np.arange(N_STEPS)[:, None] + np.arange(N_ENVS)[None] / 10
-    np.testing.assert_allclose(samples.observations.numpy().reshape(-1), env_major(expected)[indices], rtol=1e-6)
+    np.testing.assert_allclose(samples.observations.cpu().numpy().reshape(-1), env_major(expected)[indices], rtol=1e-6)
 
 
-def test_minibatches_hold_every_sample_in_the_group_once_per_epoch():
-    buffer = GroupRolloutBuffer(N_STEPS, spaces.Box(-1, 1, (1,)), spaces.Discrete(3), n_envs=N_ENVS, gamma=GAMMA,
-                                truncated_returns="mask")  # fmt: skip
+def test_minibatches_hold_every_sample_in_the_group_once_per_epoch(device):
+    buffer = GroupRolloutBuffer(N_STEPS, spaces.Box(-1, 1, (1,)), spaces.Discrete(3), device=device, n_envs=N_ENVS,
+                                gamma=GAMMA, truncated_returns="mask")  # fmt: skip
     rng = np.random.default_rng(0)
     (starts,) = random_starts(rng, 1)
     for step in range(N_STEPS):
@@ -124,7 +124,7 @@ def test_minibatches_hold_every_sample_in_the_group_once_per_epoch():
     assert buffer.in_loss is not None and 0 < buffer.in_loss.sum() < N_STEPS * N_ENVS
     numbers = env_major(np.arange(N_STEPS * N_ENVS).reshape(N_STEPS, N_ENVS))
     for _ in range(2):
-        batches = [batch.observations.numpy().reshape(-1) for batch in buffer.get(batch_size=7)]
+        batches = [batch.observations.cpu().numpy().reshape(-1) for batch in buffer.get(batch_size=7)]
         assert all(len(batch) == 7 for batch in batches[:-1])
         seen = np.sort(np.concatenate(batches)).astype(np.int64)
         np.testing.assert_array_equal(seen, np.sort(numbers[buffer.in_loss]))

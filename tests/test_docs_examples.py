@@ -140,8 +140,7 @@ def tiny_rollouts(monkeypatch):
         for name, cap in ROLLOUT_CAP.items():
             arguments[name] = min(arguments[name], cap)
         arguments["batch_size"] = min(arguments["batch_size"], arguments["n_steps"])
-        group_options = arguments.pop("group_options")
-        original(**arguments, **group_options)
+        original(**arguments)
 
     monkeypatch.setattr(GPG, "__init__", capped_init)
     threads = th.get_num_threads()

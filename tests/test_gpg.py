@@ -176,10 +176,11 @@ def test_actor_only_policy_has_no_value_parameters():
     th.testing.assert_close(gpg.policy.predict_values(obs), th.zeros((3, 1)))
 
 
-def test_custom_net_arch():
-    model = GPG("MlpPolicy", "CartPole-v1", policy_kwargs=dict(net_arch=[32], activation_fn=th.nn.ReLU, ortho_init=False))
+def test_custom_net_arch(device):
+    policy_kwargs = dict(net_arch=[32], activation_fn=th.nn.ReLU, ortho_init=False)
+    model = GPG("MlpPolicy", "CartPole-v1", policy_kwargs=policy_kwargs, device=device)
     w1, b1, w2, b2 = model.policy.parameters()  # one hidden layer, and no critic's parameters beside it
-    obs = th.randn(16, 4)
+    obs = th.randn(16, 4, device=model.device)
     logits = th.relu(obs @ w1.T + b1) @ w2.T + b2
     th.testing.assert_close(model.policy.get_distribution(obs).distribution.logits, th.log_softmax(logits, dim=1))
 
@@ -209,10 +210,12 @@ def test_ppo_snippet_runs_with_gpg_and_warns_once():
     assert model.policy.net_arch == [32, 32]
 
 
-def test_no_warning_without_ppo_only_settings():
+def test_no_warning_without_ppo_only_settings(device):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        GPG("MlpPolicy", "CartPole-v1", **SMALL)
+        # SB3's own advice to run an MLP on the CPU, which it gives on a GPU: not one of GPG's PPO-settings warnings
+        warnings.filterwarnings("ignore", message=r"You are trying to run \w+ on the GPU", category=UserWarning)
+        GPG("MlpPolicy", "CartPole-v1", device=device, **SMALL)
 
 
 class CaptureLog(KVWriter):
@@ -269,18 +272,20 @@ def test_tensorboard_log_writes_event_files_with_the_gpg_keys(tmp_path):
     assert {"gpg/n_bins", "gpg/truncated_share", "train/policy_gradient_loss", "rollout/ep_rew_mean"} <= set(scalars)
 
 
-def test_masked_samples_stay_out_of_the_loss():
-    model = GPG("MlpPolicy", "CartPole-v1", truncated_returns="mask", seed=0, **SMALL)
+def test_masked_samples_stay_out_of_the_loss(device):
+    # Episodes of 10 steps whatever the actions: the rollout of 64 steps ends 4 steps into its seventh episode, which
+    # is cut, on any device and random stream
+    model = GPG("MlpPolicy", IdentityEnv(4, ep_length=10), truncated_returns="mask", seed=0, device=device, **SMALL)
     model.learn(64)
     buffer = model.rollout_buffer
-    assert buffer.in_loss is not None  # CartPole's episode at the rollout's end is cut
+    assert buffer.in_loss is not None  # the episode at the rollout's end is cut
     batches = list(buffer.get(16))
     n_in_loss = int(buffer.in_loss.sum())
     assert sum(len(batch.advantages) for batch in batches) == n_in_loss < 64
     # Full minibatches of the samples in the loss (only the last may be short), each of them exactly once
     assert [len(batch.advantages) for batch in batches[:-1]] == [16] * (len(batches) - 1)
     drawn = th.cat([batch.advantages for batch in batches]).sort().values
-    np.testing.assert_array_equal(drawn.numpy(), np.sort(buffer.advantages.flatten()[buffer.in_loss]))
+    np.testing.assert_array_equal(drawn.cpu().numpy(), np.sort(buffer.advantages.flatten()[buffer.in_loss]))
 
 
 @pytest.mark.slow

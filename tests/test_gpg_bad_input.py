@@ -3,12 +3,13 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium import spaces
 from stable_baselines3.common.envs import FakeImageEnv
 from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from sb3_gpg import GPG, GroupRolloutBuffer
-from tests.helpers import SMALL
+from sb3_gpg import GPG, GroupDictRolloutBuffer, GroupRolloutBuffer
+from tests.helpers import SMALL, Algorithm
 
 
 class CountingEnv(gym.Wrapper):
@@ -138,6 +139,40 @@ def test_another_classes_policy_name_names_the_class(algorithm, policy, message)
 def test_spatial_binning_on_images_is_refused():
     with pytest.raises(ValueError, match="image observations"):
         GPG("CnnPolicy", FakeImageEnv(screen_height=36, screen_width=36), binning="spatial")
+
+
+class TupleObservationEnv(gym.Env):
+    """Observations of a position and a colour as a Tuple space: what SB3's policies do not take."""
+
+    observation_space = spaces.Tuple((spaces.Box(-1, 1, (2,)), spaces.Discrete(3)))
+    action_space = spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        CountingEnv.steps += 1
+        return self.observation_space.sample(), 1.0, False, False, {}
+
+
+TUPLE_REFUSED = r"got a Tuple observation space .*: Tuple spaces are not supported by SB3's policies.* Use a Dict space"
+
+
+def test_tuple_observations_are_refused_naming_what_to_use(algorithm: Algorithm):
+    # GPG's message, not SB3's NotImplementedError from its preprocessing, before any step
+    CountingEnv.steps = 0
+    with pytest.raises(ValueError, match=TUPLE_REFUSED) as refused:
+        algorithm.cls(algorithm.policy(), TupleObservationEnv(), **algorithm.small)
+    assert "FlattenObservation" in str(refused.value) and "MultiInputPolicy" in str(refused.value)
+    assert CountingEnv.steps == 0
+
+
+def test_a_tuple_inside_a_dict_is_refused_by_the_group_buffer():
+    space = spaces.Dict({"position": spaces.Box(-1, 1, (2,)), "pair": spaces.Tuple((spaces.Discrete(2), spaces.Discrete(3)))})
+    match = r"got a Dict observation space whose 'pair' part is a Tuple space .*: Tuple spaces are not supported"
+    with pytest.raises(ValueError, match=match):
+        GroupDictRolloutBuffer(8, space, spaces.Discrete(2), n_envs=1)
 
 
 def test_binning_callable_with_wrong_shape_fails_at_first_rollout():

@@ -2,10 +2,15 @@
 The main job's command line (``python -m sb3_gpg``): its help and its errors, without training.
 """
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
+import sb3_gpg
+import sb3_gpg.__main__
 from sb3_gpg.__main__ import main
 
 
@@ -89,3 +94,34 @@ def test_a_save_path_that_cannot_be_written_is_refused_before_training(tmp_path,
         "can write to\n"
     )
     assert captured.out == "", "nothing is trained or printed before the check"
+
+
+def test_help_prints_before_torch_sb3_and_gpg_are_imported():
+    environment = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}  # Python's -X importtime
+    command = [sys.executable, "-m", "sb3_gpg", "--help"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
+    assert result.returncode == 0 and result.stdout.startswith("usage: python -m sb3_gpg ")
+    imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "sb3_gpg" in imported  # the package, whose __main__ runs
+    heavy = {"torch", "numpy", "gymnasium", "stable_baselines3", "sb3_gpg.gpg", "sb3_gpg.estimator"} & imported
+    assert not heavy, sorted(heavy)
+
+
+def test_the_options_choices_are_those_of_the_modules_that_define_them():
+    from sb3_gpg.common.env_util import VEC_ENVS
+    from sb3_gpg.estimator.binning import BINNINGS
+    from sb3_gpg.estimator.fitted_baselines import BASELINES
+    from sb3_gpg.estimator.options import AUTO
+
+    assert sb3_gpg.__main__.VEC_ENVS == VEC_ENVS and sb3_gpg.__main__.BINNINGS == BINNINGS
+    assert sb3_gpg.__main__.BASELINES == BASELINES and sb3_gpg.__main__.AUTO == AUTO
+
+
+def test_the_package_s_names_are_imported_on_first_use():
+    from sb3_gpg.gpg import GPG
+
+    assert sb3_gpg.GPG is GPG and set(sb3_gpg.__all__) <= set(dir(sb3_gpg))
+    for name in sb3_gpg.__all__:
+        assert getattr(sb3_gpg, name).__name__ == name
+    with pytest.raises(AttributeError, match="module 'sb3_gpg' has no attribute 'NoSuchName'"):
+        sb3_gpg.NoSuchName  # noqa: B018

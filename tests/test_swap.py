@@ -23,6 +23,7 @@ from stable_baselines3.common.envs import FakeImageEnv, IdentityEnv
 from stable_baselines3.common.vec_env import VecNormalize
 
 from sb3_gpg import GPG, MaskableGPG, RecurrentGPG
+from sb3_gpg.estimator.options import GROUP_OPTION_NAMES
 from tests.swap_scenarios import (
     ANCHORS,
     DIFFERENCES,
@@ -59,12 +60,12 @@ def test_differences_name_scenarios():
 
 def test_constructor_arguments(pair):
     """
-    GPG takes the anchor's arguments in the anchor's order, then its own options by name; the defaults differ as
-    DIFFERENCES says.
+    GPG takes the anchor's arguments in the anchor's order, then its own options, typed (tests/test_signature.py); the
+    defaults differ as DIFFERENCES says.
     """
     anchor, gpg = (inspect.signature(algorithm).parameters for algorithm in pair)
     assert list(gpg)[: len(anchor)] == list(anchor) and list(anchor)[-1] == "_init_setup_model"
-    assert list(gpg)[len(anchor) :] == ["group_options"] and gpg["group_options"].kind is inspect.Parameter.VAR_KEYWORD
+    assert list(gpg)[len(anchor) :] == list(GROUP_OPTION_NAMES)
     for name, parameter in anchor.items():
         difference = DIFFERENCES.get((pair.name, f"default {name}"))
         assert gpg[name].default == (parameter.default if difference is None else difference.gpg), name

@@ -1,10 +1,12 @@
 """RL Zoo integration: the CLI end to end in a temporary folder, the YAML entries, the help and the one-line errors."""
 
 import argparse
+import ast
 import os
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -17,6 +19,7 @@ from stable_baselines3.common.vec_env import VecNormalize, sync_envs_normalizati
 
 import sb3_gpg.zoo
 from sb3_gpg import GPG
+from sb3_gpg.common.env_util import VEC_ENVS
 from sb3_gpg.zoo import (
     GPG_ALGOS,
     GPG_HYPERPARAMS,
@@ -26,6 +29,7 @@ from sb3_gpg.zoo import (
     register_gpg,
     run,
 )
+from sb3_gpg.zoo import cli as zoo_cli
 from sb3_gpg.zoo.commands import _experiment_manager, _take_own_arguments
 from sb3_gpg.zoo.experiment import EnvPoolExperimentManager, ZooExperimentManager
 from tests.helpers import cli
@@ -208,11 +212,22 @@ def test_train_on_envpool_evaluate_on_gymnasium(tmp_path, algo):
     assert len((run_folder / "monitor.csv").read_text().splitlines()) > 10
 
 
-@pytest.mark.parametrize("command, hint", [("foo", ""), ("trian", " (did you mean 'train'?)")])
-def test_unknown_command_is_named(command, hint):
+def refused(capsys, function, *args) -> str:
+    """:return: the error line that function(*args) printed, having exited with argparse's status for a bad option"""
     with pytest.raises(SystemExit) as exit_info:
-        main([command])
-    assert str(exit_info.value).startswith(f"sb3-gpg: error: {command!r} is not a command{hint}; choose from train, enjoy")
+        function(*args)
+    assert exit_info.value.code == 2  # as argparse exits on a bad option, and python -m sb3_gpg on an unknown env
+    return capsys.readouterr().err.splitlines()[-1]
+
+
+@pytest.mark.parametrize("command, hint", [("foo", ""), ("trian", " (did you mean 'train'?)")])
+def test_unknown_command_is_named(command, hint, capsys):
+    message = refused(capsys, main, [command])
+    assert message.startswith(f"sb3-gpg: error: {command!r} is not a command{hint}; choose from train, enjoy")
+
+
+def test_no_command_is_a_usage_error(capsys):
+    assert refused(capsys, main, []) == "sb3-gpg: error: give a command: train, enjoy, record_video, record_training, plots"
 
 
 @pytest.mark.parametrize("flag", ["-h", "--help"])
@@ -260,14 +275,22 @@ def test_console_script_trains(tmp_path):
         (["--algo", "ppo", "--env", "Taxi-v4", "--vec-env", "envpool"], "EnvPool has no environment"),
         (["--algo", "gpg", "-optimize", "--trial-score-window", "0"], "--trial-score-window 0: a trial's score is the mean"),
         (["--algo", "gpg", "--trial-score-window", "2"], "--trial-score-window 2 scores the trials of a search: add"),
+        # before rl_zoo3 says "Using -1 environments" and GPG names n_steps * n_envs
+        (["--algo", "gpg", "-params", "n_envs:-1"], "-params: n_envs -1: the number of training envs must be an integer, 1"),
+        (["--algo", "ppo", "-params", "n_envs:0"], "-params: n_envs 0: the number of training envs must be an integer, 1"),
+        (["--algo", "gpg", "-conf", "{n_envs_conf}"], "for CartPole-v1: n_envs 0: the number of training envs must be"),
     ],
 )
 def test_bad_input_gives_one_line_error(tmp_path, argv, message):
     conf = tmp_path / "conf.yml"
     conf.write_text("CartPole-v1:\n  n_timesteps: 1000\n  policy: MlpPolicy\n  gae_lamda: 0.9\n")
-    argv = [arg.format(conf=conf) for arg in argv]
+    n_envs_conf = tmp_path / "n_envs.yml"
+    n_envs_conf.write_text("CartPole-v1:\n  n_timesteps: 1000\n  policy: MlpPolicy\n  n_envs: 0\n")
+    argv = [arg.format(conf=conf, n_envs_conf=n_envs_conf) for arg in argv]
     result = cli("sb3_gpg.train", *argv, "-f", "logs", cwd=tmp_path, check=False)
-    assert result.returncode != 0
+    assert result.returncode == 2  # argparse's status, as python -m sb3_gpg's
+    if "n_envs" in message:
+        assert "environments" not in result.stdout  # rl_zoo3's "Using -1 environments"
     assert result.stderr.strip().splitlines() == [result.stderr.strip()], result.stderr  # one line, no traceback
     assert message in result.stderr
     assert not (tmp_path / "logs").exists()  # nothing ran
@@ -285,7 +308,7 @@ def test_bad_input_gives_one_line_error(tmp_path, argv, message):
 )
 def test_what_the_envs_cannot_serve_is_one_line_once_they_are_made(tmp_path, argv, message):
     result = cli("sb3_gpg.train", *argv, "-f", "logs", cwd=tmp_path, check=False)
-    assert result.returncode != 0
+    assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [result.stderr.strip()], result.stderr  # one line, no traceback
     assert message in result.stderr
     assert not list(tmp_path.glob("logs/*/*/*.zip"))  # nothing trained
@@ -363,16 +386,83 @@ def test_train_help_lists_sb3_gpg_s_options_and_defaults(capsys):
     assert "--trial-score-window TRIAL_SCORE_WINDOW with -optimize" in help_text
 
 
+# What a help needs no more than the standard library for: none of these is imported before it is printed
+HEAVY_MODULES = {"torch", "numpy", "gymnasium", "stable_baselines3", "sb3_contrib", "rl_zoo3", "optuna", "sb3_gpg.gpg"}
+
+
+def imported_by(command: list[str]) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """:return: the command's result, and the modules it imported (Python's -X importtime, set in the environment)"""
+    environment = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
+    lines = [line for line in result.stderr.splitlines() if line.startswith("import time:")]
+    return result, {line.rsplit("|", 1)[1].strip() for line in lines}
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["train", "--help"]])
+def test_console_script_help_imports_neither_torch_nor_rl_zoo3(argv):
+    result, imported = imported_by([os.path.join(os.path.dirname(sys.executable), "sb3-gpg"), *argv])
+    assert result.returncode == 0 and result.stdout.startswith(f"usage: {' '.join(['sb3-gpg', *argv[:-1]])}")
+    assert "sb3_gpg.zoo.cli" in imported and not HEAVY_MODULES & imported, sorted(HEAVY_MODULES & imported)
+
+
+def test_train_help_is_rl_zoo3_s_own_read_without_importing_it(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "100")  # argparse wraps at the terminal's width
+    with pytest.raises(SystemExit) as exit_info:
+        run("train", ["--help"])
+    quick = capsys.readouterr().out
+    assert exit_info.value.code == 0 and "--algo {a2c,ddpg," in quick and ",gpg,gpg_mask,gpg_lstm,gpg_mask_lstm}" in quick
+    register_gpg()
+    with pytest.raises(SystemExit):
+        commands.train(["--help"])  # rl_zoo3's train() itself parses
+    assert quick == capsys.readouterr().out
+
+
+def test_train_help_is_rl_zoo3_s_where_its_source_is_not_as_expected(monkeypatch, capsys):
+    def source(statement):
+        tree = ast.parse(
+            f"def train():\n    parser = argparse.ArgumentParser()\n    {statement}\n    args = parser.parse_args()\n"
+        )
+        return lambda module: (Path("train.py"), tree)
+
+    monkeypatch.setattr(zoo_cli, "_zoo_source", source("parser.add_argument('--env')"))
+    assert zoo_cli._train_parser_builder() is not None
+    monkeypatch.setattr(zoo_cli, "_zoo_source", source("print('more than a parser')"))
+    assert zoo_cli._train_parser_builder() is None
+    monkeypatch.setattr(zoo_cli, "_zoo_source", lambda module: None)  # rl_zoo3 not found
+    zoo_cli.train_help(["--help"], "sb3-gpg train")  # returns, having printed nothing
+    assert capsys.readouterr().out == ""
+    with pytest.raises(SystemExit) as exit_info:
+        run("train", ["--help"])  # then rl_zoo3's train() prints it
+    assert exit_info.value.code == 0 and capsys.readouterr().out.startswith("usage: sb3-gpg train ")
+
+
+def test_cli_s_copies_agree_with_the_modules_that_define_them():
+    assert zoo_cli.GPG_ALGO_NAMES == tuple(GPG_ALGOS)
+    assert zoo_cli.VEC_ENVS == VEC_ENVS
+
+
+def test_algo_in_another_case_is_taken_where_it_names_one_algorithm():
+    algos = ["ppo", "ppo_lstm", "gpg", "ab", "AB"]
+    assert zoo_cli.algo_in_any_case(["--algo", "GPG", "--env", "PPO"], algos) == ["--algo", "gpg", "--env", "PPO"]
+    assert zoo_cli.algo_in_any_case(["--algo=Ppo_LSTM"], algos) == ["--algo=ppo_lstm"]
+    assert zoo_cli.algo_in_any_case(["--algo", "Ab"], algos) == ["--algo", "Ab"]  # two algorithms: rl_zoo3 refuses it
+    assert zoo_cli.algo_in_any_case(["--algo", "AB", "--algo"], algos) == ["--algo", "AB", "--algo"]
+    assert zoo_cli.algo_in_any_case(["--algo", "gpx"], algos) == ["--algo", "gpx"]
+
+
 class Built(Exception):
     """Raised where rl_zoo3's train builds its ExperimentManager: what train set up until then, without training."""
 
 
 @pytest.fixture
 def built(monkeypatch):
-    """:return: run train up to its ExperimentManager: the manager's keyword arguments and the torch threads then"""
+    """
+    :return: run train up to its ExperimentManager: the manager's keyword arguments, the torch threads then, and its
+        positional arguments (rl_zoo3's args, the algo, the env id, the log folder)
+    """
 
-    def build(*_, **kwargs):
-        raise Built(kwargs, th.get_num_threads())
+    def build(*args, **kwargs):
+        raise Built(kwargs, th.get_num_threads(), args)
 
     monkeypatch.setattr(commands, "_experiment_manager", build)
 
@@ -384,6 +474,13 @@ def built(monkeypatch):
     threads = th.get_num_threads()
     yield train_until_built
     th.set_num_threads(threads)
+
+
+@pytest.mark.parametrize(
+    "argv, algo", [(["--algo", "GPG"], "gpg"), (["--algo=Gpg_Lstm"], "gpg_lstm"), (["--algo", "PPO"], "ppo")]
+)
+def test_train_takes_algo_in_any_case(built, argv, algo):
+    assert built(*argv)[2][1] == algo
 
 
 def test_train_runs_on_one_torch_thread_unless_told_otherwise(built, capsys):
@@ -427,11 +524,12 @@ def test_a_missing_rl_zoo3_names_the_extra(monkeypatch):
     for name in ("commands", "experiment", "extensions"):
         monkeypatch.delitem(sys.modules, f"sb3_gpg.zoo.{name}")
         monkeypatch.delattr(sb3_gpg.zoo, name)
-    with pytest.raises(SystemExit) as exit_info:
-        run("train", ["--algo", "gpg"])
-    assert str(exit_info.value) == (
-        "sb3-gpg train: error: sb3-gpg train needs RL Zoo (no module named 'rl_zoo3'): pip install 'sb3-gpg[zoo]'"
-    )
+    for argv in (["--algo", "gpg"], ["--help"]):  # the help too, which reads rl_zoo3's source where it is installed
+        with pytest.raises(SystemExit) as exit_info:
+            run("train", argv)
+        assert str(exit_info.value) == (
+            "sb3-gpg train: error: sb3-gpg train needs RL Zoo (no module named 'rl_zoo3'): pip install 'sb3-gpg[zoo]'"
+        )
 
 
 @pytest.mark.parametrize(
@@ -453,26 +551,24 @@ def test_a_missing_rl_zoo3_names_the_extra(monkeypatch):
         ("record_video", ["--algo", "gpg", "-f", "logs", "--exp-id", "3"], "The logs/gpg/CartPole-v1_3 folder was not"),
         ("record_video", ["--algo", "gpg", "-f", "logs", "--exp-id", "1"], "No model found for gpg on CartPole-v1"),
         ("enjoy", ["--algo", "gpg", "-f", "logs", "--n-envs", "0"], "--n-envs 0: play in 1 env (the default) or more"),
+        # --algo in another case: the folder that train wrote
+        ("enjoy", ["--algo", "GPG", "-f", "logs"], "No model found for gpg on CartPole-v1, path: logs/gpg/CartPole-v1_2"),
     ],
 )
-def test_no_model_to_load_is_one_line_naming_what_to_pass(command, argv, message, tmp_path, monkeypatch):
+def test_no_model_to_load_is_one_line_naming_what_to_pass(command, argv, message, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("TRUST_REMOTE_CODE", raising=False)
     for run_id in (1, 2):  # runs without a model, as a training stopped early leaves
         (tmp_path / "logs" / "gpg" / f"CartPole-v1_{run_id}").mkdir(parents=True)
-    with pytest.raises(SystemExit) as exit_info:
-        run(command, [*argv, "--no-render"] if command == "enjoy" else argv)
-    assert str(exit_info.value).startswith(f"sb3-gpg {command}: error: ")
-    assert message in str(exit_info.value) and "\n" not in str(exit_info.value)
+    error = refused(capsys, run, command, [*argv, "--no-render"] if command == "enjoy" else argv)
+    assert error.startswith(f"sb3-gpg {command}: error: ") and message in error
 
 
-def test_another_gpg_classes_model_is_one_line_naming_its_algo(tmp_path, monkeypatch):
+def test_another_gpg_classes_model_is_one_line_naming_its_algo(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     # a GPG run's model where --algo gpg_mask looks
     model = GPG("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=64)
     model.save(tmp_path / "logs" / "gpg_mask" / "CartPole-v1_1" / "CartPole-v1")
-    with pytest.raises(SystemExit) as exit_info:
-        run("enjoy", ["--algo", "gpg_mask", "-f", "logs", "--no-render"])
-    message = str(exit_info.value)
+    message = refused(capsys, run, "enjoy", ["--algo", "gpg_mask", "-f", "logs", "--no-render"])
     assert message.startswith("sb3-gpg enjoy: error: logs/gpg_mask/CartPole-v1_1/CartPole-v1.zip holds a model saved by GPG")
-    assert "(on the command line, GPG is --algo gpg, MaskableGPG is --algo gpg_mask," in message and "\n" not in message
+    assert "(on the command line, GPG is --algo gpg, MaskableGPG is --algo gpg_mask," in message

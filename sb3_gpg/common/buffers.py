@@ -1,5 +1,5 @@
-from collections import deque
 from collections.abc import Generator
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -11,7 +11,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 from sb3_gpg.common.observation_space import box_keys, options_for_space
 from sb3_gpg.estimator import GROUP_OPTION_NAMES, GroupOptions, estimate
-from sb3_gpg.estimator.baseline_memory import NormalEquations
+from sb3_gpg.estimator.baseline_memory import BaselineMemory
 from sb3_gpg.estimator.returns import episode_times
 
 
@@ -55,7 +55,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
     ):
         if group_options is None:
             group_options = GroupOptions(**{name: kwargs.pop(name) for name in GROUP_OPTION_NAMES if name in kwargs})
-        self.group_options = options_for_space(group_options, observation_space)
+        self.group_options = _with_feature_seed(options_for_space(group_options, observation_space))
         if not 0.0 <= gae_lambda <= 1.0:
             raise ValueError(f"gae_lambda must be in [0, 1], got {gae_lambda}: 1.0 gives Monte-Carlo advantages.")
         # Flat, as the algorithms hold them
@@ -64,9 +64,10 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         # Episode time of the next sample of each env; carried across rollouts, so not cleared by reset()
         self._next_episode_times = np.zeros(n_envs, dtype=np.int64)
         self._episode_times_computed = False
-        self.baseline_memory: deque[NormalEquations] = deque(
-            maxlen=(self.group_options.baseline_kwargs or {}).get("memory", 0)
-        )
+        self.baseline_memory = BaselineMemory((self.group_options.baseline_kwargs or {}).get("memory", 0))
+        # A rollout's estimate computed again (before the next reset) reads the memory as it was before the first
+        # time, and replaces what that one added
+        self._memory_before: tuple[list, object] | None = None
         self.pos = 0  # read by reset(), which the parent's __init__ calls
         self.group_stats: dict[str, float] = {}
         # Samples that enter the loss, flattened as `get` flattens (env-major); None when all do
@@ -82,11 +83,21 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             **kwargs,
         )
 
+    def reset_estimator_state(self) -> None:
+        """
+        Forget what carries across rollouts: the episode times and the linear baseline's memory (a new env, e.g.
+        ``set_env``, starts its episodes and its returns anew).
+        """
+        self._next_episode_times = np.zeros(self.n_envs, dtype=np.int64)
+        self.baseline_memory.clear()
+        self._memory_before = None
+
     def reset(self) -> None:
         if self.pos > 0 and not self._episode_times_computed:
             # A rollout stopped early (by a callback): carry its episode times over, as its episodes go on
             self._fill_episode_times(self.pos)
         self._episode_times_computed = False
+        self._memory_before = None
         self.episode_times = np.zeros((self.buffer_size, self.n_envs), dtype=np.int64)
         self.in_loss = None
         self.explained_variance = float("nan")
@@ -125,7 +136,15 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         :param last_obs: the observation after the rollout, as the VecEnv gave it; needed by
             ``truncated_returns="bootstrap"`` with a binning that reads observations or a fitted baseline
         """
-        self._fill_episode_times(self.buffer_size)
+        if not self._episode_times_computed:
+            self._fill_episode_times(self.buffer_size)
+        memory = self.baseline_memory
+        if self._memory_before is None:
+            self._memory_before = (list(memory.rollouts), memory.last_fit)
+        else:  # computed again: as the first time
+            memory.rollouts.clear()
+            memory.rollouts.extend(self._memory_before[0])
+            memory.last_fit = self._memory_before[1]  # type: ignore[assignment]
         bootstraps = self.group_options.truncated_returns == "bootstrap" and last_obs is not None
         result = estimate(
             self.observations,
@@ -138,10 +157,11 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             gamma=self.gamma,
             gae_lambda=self.gae_lambda,
             feature_keys=self.feature_keys,
-            memory=tuple(self.baseline_memory),
+            memory=memory,
         )
         if result.memory_entry is not None:
-            self.baseline_memory.append(result.memory_entry)
+            memory.rollouts.append(result.memory_entry)
+            memory.last_fit = result.last_fit
         self.returns[:], self.values[:], self.advantages[:] = result.returns, result.baselines, result.advantages
         self.in_loss, self.explained_variance, self.group_stats = result.in_loss, result.explained_variance, result.stats
 
@@ -190,6 +210,18 @@ class GroupRolloutBuffer(BaseGroupRolloutBuffer):
         if self.in_loss is not None:
             batch_inds = batch_inds[self.in_loss[batch_inds]]
         return super()._get_samples(batch_inds, env)
+
+
+def _with_feature_seed(options: GroupOptions) -> GroupOptions:
+    """
+    :return: the options with the linear baseline's ``fourier_seed`` drawn where it is None: from NumPy's global
+        generator, which SB3 seeds with the model's seed before it builds the buffer, so that each seed of a model
+        gets its own random features and a model built again with its seed (a load) the same
+    """
+    kwargs = options.baseline_kwargs
+    if options.baseline != "linear" or kwargs is None or kwargs.get("fourier_seed", 0) is not None:
+        return options
+    return replace(options, baseline_kwargs={**kwargs, "fourier_seed": int(np.random.randint(2**31 - 1))})
 
 
 def _slice(field: Any, start: int, stop: int) -> Any:

@@ -1,6 +1,7 @@
 """
 What GPG's estimator needs of an observation space, checked when a group buffer is built: whether the binning and the
-fitted baseline can read its observations, its flattened size, and the Box parts the fitted baselines read.
+fitted baseline can read its observations, its flattened size, and the Box parts the fitted baselines read; and the
+spaces no GPG algorithm takes (Tuple spaces, which SB3's policies do not support).
 """
 
 import numpy as np
@@ -10,6 +11,40 @@ from stable_baselines3.common.preprocessing import get_obs_shape, is_image_space
 from sb3_gpg.estimator.binning import Binning
 from sb3_gpg.estimator.options import GroupOptions
 from sb3_gpg.estimator.rollout_keys import OBSERVATION_BINNINGS
+
+
+def has_tuple_space(space: spaces.Space) -> bool:
+    """
+    :return: whether the space is a Tuple space or holds one (a Dict's part, at any depth)
+    """
+    if isinstance(space, spaces.Dict):
+        return any(has_tuple_space(subspace) for subspace in space.spaces.values())
+    return isinstance(space, spaces.Tuple)
+
+
+def check_observation_space(space: spaces.Space, algorithm_name: str = "GPG's group buffer") -> None:
+    """
+    Refuse the observation spaces no GPG algorithm takes, before SB3 fails on them deeper in (its ``get_obs_shape`` or
+    its policies' preprocessing raise a bare ``NotImplementedError``).
+
+    :param space: the observation space the algorithm, or its group buffer, is built on
+    :param algorithm_name: who refuses it, named in the message (the algorithm's class name)
+    :raises ValueError: for a Tuple space, or a Dict space with a Tuple part, naming what to use instead
+    """
+    if not has_tuple_space(space):
+        return
+    if isinstance(space, spaces.Dict):
+        parts = [key for key, subspace in space.spaces.items() if has_tuple_space(subspace)]
+        given = f"a Dict observation space whose {', '.join(map(repr, parts))} part is a Tuple space"
+    else:
+        given = "a Tuple observation space"
+    raise ValueError(
+        f"{algorithm_name} got {given} ({space}): Tuple spaces are not supported by SB3's policies (nor by GPG's "
+        "rollout buffers). Use a Dict space instead: a gymnasium.ObservationWrapper that maps the tuple's parts to "
+        "keys of a Dict (each part its own top-level key: nested spaces are not supported either), with "
+        "'MultiInputPolicy'; or gymnasium.wrappers.FlattenObservation, which makes the whole observation one Box, "
+        "with 'MlpPolicy'."
+    )
 
 
 def is_discrete_space(space: spaces.Space) -> bool:
@@ -96,8 +131,10 @@ def options_for_space(options: GroupOptions, observation_space: spaces.Space) ->
     :param options: the estimator's options, as given
     :param observation_space: the observations the estimator will read
     :return: the options made concrete for these observations (``baseline="auto"`` resolved) and checked
-    :raises ValueError: for an option these observations cannot serve, naming what works
+    :raises ValueError: for an option these observations cannot serve, naming what works; for a Tuple space
+        (``check_observation_space``)
     """
+    check_observation_space(observation_space)
     resolved = options.resolved(has_features(observation_space)).checked(flat_obs_dim(observation_space))
     check_observation_binning(resolved.binning, observation_space, resolved.baseline)
     return resolved

@@ -1,62 +1,184 @@
 """
-The linear baseline's memory of earlier rollouts (``baseline_kwargs={"memory": K, "recency": r}``): what a rollout's
-fit leaves for the next ones is its normal equations (the features' Gram matrix and their products with the returns)
-and the range of its returns, so that the current rollout's baseline is fitted on the last K rollouts together with
-its own other folds, in closed form, with no network and no value loss. The rollout k rollouts back weighs
-``recency ** k``; the current rollout's own samples weigh 1.
+The linear baseline's fit in closed form, and its memory of earlier rollouts.
 
-Pure array code; nothing here knows of Stable-Baselines3. The memory lives in the rollout buffer, not in a saved
-model: a loaded model starts with an empty memory and refills it over its first K rollouts.
+A rollout's samples enter a fit as their sufficient statistics (``Equations``): the features' Gram matrix, their
+products with the returns as far as the rollout saw them, and for the returns that the rollout's end cut, the products
+with the features of the state where they were cut, so that any later fit completes them with its own value of that
+state (n-step targets over the current fit, as a critic's targets are) rather than with a completion made once and
+kept. Nothing here grows with the observation's size: the statistics are square in the number of features.
+
+The ridge is scaled to the data: each coefficient is penalised by ``ridge`` times the number of samples times its
+feature's variance (ridge regression on standardised features, the intercept free). Each remembered rollout gets an
+intercept of its own (a fixed effect), so that the memory gives the fit the shape of the value over the states and
+times it saw, and the current rollout its level: returns that drift (a policy improving, rewards rescaled) move the
+fit as fast as the current rollout shows. Remembered rollouts weigh ``recency ** k`` (k rollouts back), scaled so that
+together they weigh at most as much as the current rollout's samples in the fit.
+
+Pure array code; nothing here knows of Stable-Baselines3.
 """
 
-from collections.abc import Sequence
+from collections import deque
 from typing import NamedTuple
 
 import numpy as np
 
+# The features' column that is constant 1 (``fitted_baselines.linear_features``): its products are the sums
+CONSTANT = 0
+# Columns that every fit uses (the constant and the cubic in the episode time)
+BASE_FEATURES = 4
+# Fitted value iterations: each re-completes the cut returns with the previous fit's values
+VALUE_ITERATIONS = 2
 
-class NormalEquations(NamedTuple):
+
+class Equations(NamedTuple):
     """
-    A weighted least-squares problem's sufficient statistics, and the range of its targets.
+    Samples as a linear fit reads them.
 
-    :param gram: ``X^T W X``
-    :param moments: ``X^T W y``
-    :param low: the smallest target
-    :param high: the largest target
+    :param gram: ``X^T X``
+    :param partial: ``X^T y``, with ``y`` the returns within the rollout (complete, or cut where it ended)
+    :param cut_cross: ``X^T G Q``: for a cut return, ``gamma ** k`` (k steps to the cut) times the features of the
+        state after the cut (rows of zeros for complete returns), so that ``partial + cut_cross @ theta`` are the
+        products with the returns completed by the fit ``theta``
+    :param n_samples: the number of samples
+    :param low: the smallest return (as completed when the samples were fitted on)
+    :param high: the largest
     """
 
     gram: np.ndarray
-    moments: np.ndarray
+    partial: np.ndarray
+    cut_cross: np.ndarray
+    n_samples: int
     low: float
     high: float
 
     @classmethod
-    def of(cls, features: np.ndarray, returns: np.ndarray) -> "NormalEquations":
+    def of(
+        cls, features: np.ndarray, partial: np.ndarray, discounts: np.ndarray, cut_features: np.ndarray, returns: np.ndarray
+    ) -> "Equations":
         """
         :param features: one row per sample, float64
-        :param returns: the return of every sample
+        :param partial: the returns within the rollout
+        :param discounts: ``gamma ** k`` to the cut for a cut return, 0 for a complete one
+        :param cut_features: the features of the state after the cut, one row per sample (any row where complete)
+        :param returns: the returns as completed, for the range
         """
-        return cls(features.T @ features, features.T @ returns, float(returns.min()), float(returns.max()))
-
-    def plus(self, other: "NormalEquations") -> "NormalEquations":
-        """:return: the problem over both sets of samples"""
-        return NormalEquations(
-            self.gram + other.gram, self.moments + other.moments, min(self.low, other.low), max(self.high, other.high)
+        return cls(
+            features.T @ features,
+            features.T @ partial,
+            (features * discounts[:, None]).T @ cut_features,
+            len(partial),
+            float(returns.min()) if len(returns) else np.inf,
+            float(returns.max()) if len(returns) else -np.inf,
         )
 
-    def weighted(self, weight: float) -> "NormalEquations":
-        """:return: the same samples, each weighing ``weight`` (the range is unchanged)"""
-        return NormalEquations(weight * self.gram, weight * self.moments, self.low, self.high)
+    def plus(self, other: "Equations") -> "Equations":
+        """:return: the statistics of both sets of samples"""
+        return Equations(
+            self.gram + other.gram,
+            self.partial + other.partial,
+            self.cut_cross + other.cut_cross,
+            self.n_samples + other.n_samples,
+            min(self.low, other.low),
+            max(self.high, other.high),
+        )
+
+    def moments(self, completion: np.ndarray | None, n_columns: int) -> np.ndarray:
+        """
+        :param completion: the fit that completes the cut returns (its first columns), or None to keep them cut
+        :return: the products of the first ``n_columns`` features with the returns
+        """
+        if completion is None:
+            return self.partial[:n_columns]
+        return self.partial[:n_columns] + self.cut_cross[:n_columns, : len(completion)] @ completion
 
 
-def remembered(memory: Sequence[NormalEquations], recency: float) -> NormalEquations | None:
+class BaselineMemory:
     """
-    :param memory: the earlier rollouts' normal equations, oldest first
-    :param recency: the weight of the previous rollout; the one k rollouts back weighs ``recency ** k``
-    :return: their weighted sum, or None for an empty memory
+    The last ``size`` rollouts' ``Equations`` and the last fit (where the next fit's value iteration starts).
+
+    :param size: the rollouts remembered
     """
-    total = None
-    for age, equations in enumerate(reversed(memory), start=1):
-        weighted = equations.weighted(recency**age)
-        total = weighted if total is None else total.plus(weighted)
-    return total
+
+    def __init__(self, size: int):
+        self.rollouts: deque[Equations] = deque(maxlen=size)
+        self.last_fit: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.rollouts)
+
+    def clear(self) -> None:
+        self.rollouts.clear()
+        self.last_fit = None
+
+    def weights(self, recency: float, n_current: int) -> list[float]:
+        """
+        :param recency: the weight of the previous rollout; the one k back weighs ``recency ** k``
+        :param n_current: the current rollout's samples in the fit
+        :return: each remembered rollout's weight, oldest first, scaled so that together they weigh at most
+            ``n_current`` samples
+        """
+        raw = [recency ** (len(self.rollouts) - index) for index in range(len(self.rollouts))]
+        total = sum(weight * rollout.n_samples for weight, rollout in zip(raw, self.rollouts, strict=True))
+        scale = min(1.0, n_current / total) if total > 0 else 1.0
+        return [weight * scale for weight in raw]
+
+
+def solve(
+    current: Equations | None,
+    remembered: list[tuple[float, Equations]],
+    completion: np.ndarray | None,
+    ridge: float,
+    size: int,
+) -> np.ndarray | None:
+    """
+    The ridge fit on the current samples (weight 1) and the remembered ones, each remembered rollout with an intercept
+    of its own.
+
+    :param current: the current rollout's samples fitted on, or None
+    :param remembered: (weight, equations) of each remembered rollout
+    :param completion: the fit that completes the cut returns, or None to keep them cut
+    :param ridge: the penalty per sample on a standardised coefficient
+    :param size: the features fitted on: the first ``size`` columns
+    :return: the coefficients of the current rollout's features (the remembered intercepts left out); None where there
+        is no sample
+    """
+    parts = ([(1.0, current)] if current is not None and current.n_samples else []) + [
+        (weight, rollout) for weight, rollout in remembered if rollout.n_samples
+    ]
+    if not parts:
+        return None
+    n_effects = len(parts) - (current is not None and current.n_samples > 0)
+    total = size + n_effects
+    gram, moments = np.zeros((total, total)), np.zeros(total)
+    effect = size
+    for weight, rollout in parts:
+        block_gram, block_moments = weight * rollout.gram[:size, :size], weight * rollout.moments(completion, size)
+        gram[:size, :size] += block_gram
+        moments[:size] += block_moments
+        if rollout is not current:
+            # the rollout's intercept: its indicator's products are the rollout's sums (the constant's products)
+            gram[effect, :size] = gram[:size, effect] = block_gram[CONSTANT]
+            gram[effect, effect] = block_gram[CONSTANT, CONSTANT]
+            moments[effect] = block_moments[CONSTANT]
+            effect += 1
+    count = gram[CONSTANT, CONSTANT]
+    means = gram[CONSTANT] / count
+    variances = np.maximum(np.diag(gram) / count - means**2, 0.0)
+    # a column of constant values is penalised as the least varying one that varies, so that the system stays regular
+    floor = variances[variances > 1e-12 * variances.max()].min() if variances.max() > 0 else 1.0
+    penalty = ridge * count * np.maximum(variances, floor)
+    penalty[CONSTANT] = ridge * count * 1e-12
+    gram[np.diag_indices(total)] += penalty
+    try:
+        coefficients = np.linalg.solve(gram, moments)
+    except np.linalg.LinAlgError:
+        coefficients = np.linalg.lstsq(gram, moments, rcond=None)[0]
+    return coefficients[:size]
+
+
+def predict(coefficients: np.ndarray, features: np.ndarray, low: float, high: float) -> np.ndarray:
+    """
+    :return: the fit's value of each row of ``features``, within [low, high] (the returns it was fitted on): its cubic
+        in the episode time, fitted on some times only, would otherwise extrapolate to any value at the others
+    """
+    return np.clip(features[:, : len(coefficients)] @ coefficients, low, high)

@@ -14,16 +14,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sb3_gpg.estimator.baseline_memory import NormalEquations, remembered
+from sb3_gpg.estimator.baseline_memory import BaselineMemory, Equations
 from sb3_gpg.estimator.binning import Binning, binning_levels
-from sb3_gpg.estimator.fitted_baselines import (
-    cross_fitted_baselines,
-    fitted_values,
-    knn_features,
-    linear_features,
-    standardise,
-    trajectory_folds,
-)
+from sb3_gpg.estimator.cross_fitting import FittedEstimate, Samples, fitted_estimate
+from sb3_gpg.estimator.fitted_baselines import knn_features, linear_features, trajectory_order
 from sb3_gpg.estimator.group_baseline import advantage_stats, group_baselines, group_bootstrap
 from sb3_gpg.estimator.options import AUTO, GroupOptions
 from sb3_gpg.estimator.returns import (
@@ -33,7 +27,7 @@ from sb3_gpg.estimator.returns import (
     lambda_advantages,
     trajectory_ids,
 )
-from sb3_gpg.estimator.rollout_keys import OBSERVATION_BINNINGS, box_observations, map_arrays, rollout_bin_keys
+from sb3_gpg.estimator.rollout_keys import OBSERVATION_BINNINGS, box_observations, rollout_bin_keys
 
 
 class Estimate(NamedTuple):
@@ -51,6 +45,8 @@ class Estimate(NamedTuple):
     :param stats: the group's diagnostics (see ``group_baselines``, ``advantage_stats``), the share of cut returns,
         where the rollout's end weighs (``_rollout_end_weight``), the bootstrap's, the held-out (out-of-fold) explained
         variance, whether a fitted baseline fell back to the bins, and the time the estimate took
+    :param memory_entry: the linear baseline's statistics of this rollout, for its memory (``BaselineMemory``)
+    :param last_fit: the linear baseline's fit, where the next rollout's value iteration starts
     """
 
     returns: np.ndarray
@@ -59,7 +55,8 @@ class Estimate(NamedTuple):
     in_loss: np.ndarray | None
     explained_variance: float
     stats: dict[str, float]
-    memory_entry: NormalEquations | None = None
+    memory_entry: Equations | None = None
+    last_fit: np.ndarray | None = None
 
 
 class _Rollout(NamedTuple):
@@ -99,10 +96,12 @@ class _Rollout(NamedTuple):
 
     def sample_features(self) -> np.ndarray:
         """
-        :return: the fitted baseline's features of every sample of the rollout, env-major
+        :return: the fitted baseline's features of every sample of the rollout, env-major (computed step-major, on
+            a view of the observations, and reordered)
         """
-        observations = map_arrays(self.observations, lambda array: array.swapaxes(0, 1))
-        return self.features(observations, env_major(self.episode_times))
+        n_steps, n_envs = self.episode_times.shape
+        step_major = self.features(self.observations, self.episode_times.reshape(-1))
+        return step_major.reshape(n_steps, n_envs, -1).swapaxes(0, 1).reshape(n_steps * n_envs, -1)
 
 
 def estimate(
@@ -117,7 +116,7 @@ def estimate(
     gamma: float,
     gae_lambda: float = 1.0,
     feature_keys: Sequence[str | None] = (None,),
-    memory: Sequence[NormalEquations] = (),
+    memory: BaselineMemory | None = None,
 ) -> Estimate:
     """
     Monte-Carlo returns, group baselines and advantages of a rollout.
@@ -134,8 +133,8 @@ def estimate(
     :param gamma: discount factor
     :param gae_lambda: GAE's lambda over the baselines; 1: advantages are returns minus baselines
     :param feature_keys: for Dict observations, the keys the fitted baselines read (the Box parts)
-    :param memory: the linear baseline's memory: the ``memory_entry`` of the earlier rollouts it remembers, oldest
-        first, fitted on together with this rollout's own samples
+    :param memory: the linear baseline's memory of earlier rollouts (their ``memory_entry`` and the last
+        ``last_fit``), fitted on together with this rollout's own samples; read, not changed
     :return: the estimate
     :raises ValueError: for a bootstrap that needs ``last_obs`` without it
     """
@@ -147,26 +146,31 @@ def estimate(
     start = time.perf_counter()
     n_steps, n_envs = rewards.shape
     rollout = _Rollout(observations, episode_times, options, feature_keys)
-    baseline_kwargs = options.baseline_kwargs or {}
-    prior = remembered(memory, baseline_kwargs["recency"]) if options.baseline == "linear" else None
-    # the fitted baseline's features of every sample, env-major: read by the bootstrap, the fit and the memory
-    all_features = None if options.baseline == "bins" else rollout.sample_features()
     last_dones = np.asarray(last_dones, dtype=bool).reshape(n_envs)
     discounted, cut = discounted_returns(rewards, episode_starts, last_dones, gamma)
-    step_returns = discounted.astype(np.float32)
     ids = trajectory_ids(episode_starts)
-    bootstrap_stats: dict[str, float]
-    values_at_cut, bootstrap_stats = np.zeros(n_envs), {}
-    if options.truncated_returns == "bootstrap":
-        completion, bootstrap_stats = _values_at_cut(rollout, all_features, step_returns, cut, ids, last_obs, prior)
-        if completion is not None:
-            step_returns = completed_returns(step_returns, cut, completion, gamma).astype(np.float32)
-            values_at_cut = completion
+    bootstrap = options.truncated_returns == "bootstrap"
+    if bootstrap and cut[-1].any():
+        _check_last_obs(options, last_obs)
     # Samples in the group: all, or under "mask" those whose returns the rollout's end did not cut
     in_group = ~env_major(cut) if options.truncated_returns == "mask" else np.ones(cut.size, dtype=bool)
+    fitted = None
+    if options.baseline != "bins":
+        fitted = _fitted(rollout, discounted, cut, ids, in_group, last_obs, gamma, bootstrap, memory)
+    values_at_cut, bootstrap_stats = np.zeros(n_envs), {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0}
+    if fitted is not None:
+        flat_returns = env_major(discounted)
+        flat_returns[in_group] = fitted.returns
+        step_returns = flat_returns.reshape(n_envs, n_steps).T.astype(np.float32)
+        if bootstrap and cut[-1].any():
+            values_at_cut, bootstrap_stats = _cut_values_and_stats(cut, fitted.values_at_cut[cut[-1]], fitted.found[cut[-1]])
+    else:
+        step_returns = discounted.astype(np.float32)
+        if bootstrap and cut[-1].any():
+            values, found = _bins_values_at_cut(rollout, step_returns, cut, ids, last_obs)
+            values_at_cut, bootstrap_stats = _cut_values_and_stats(cut, values, found)
+            step_returns = completed_returns(step_returns, cut, values_at_cut, gamma).astype(np.float32)
     returns = env_major(step_returns)
-    features = None if all_features is None else all_features[in_group]
-    fitted = _fitted_baselines(rollout, features, ids[in_group], returns[in_group], in_group, prior)
     # The bins' baselines, and for the held-out diagnostic where the baselines are the bins', those without the
     # sample's own trajectory (the same under leave_one_out)
     baselines, scales, stats, held_out = group_baselines(
@@ -179,7 +183,7 @@ def estimate(
         held_out=fitted is None,
     )
     if fitted is not None:
-        baselines = held_out = fitted
+        baselines = held_out = fitted.baselines
     assert held_out is not None, "group_baselines gives the held-out baselines where asked"
 
     flat_baselines = returns.astype(np.float64)  # samples outside the group get advantage 0
@@ -212,11 +216,11 @@ def estimate(
         "fitted_baseline_fallback": float(options.baseline != "bins" and fitted is None),
         "advantage_time": time.perf_counter() - start,
     }
-    memory_entry = None
-    if features is not None and options.baseline == "linear" and baseline_kwargs["memory"] > 0 and in_group.any():
-        memory_entry = NormalEquations.of(features, returns[in_group].astype(np.float64))
     in_loss = None if in_group.all() else in_group
-    return Estimate(step_returns, step_baselines, advantages, in_loss, explained, stats, memory_entry)
+    memory_entry = last_fit = None
+    if fitted is not None and options.baseline == "linear" and (options.baseline_kwargs or {})["memory"] > 0:
+        memory_entry, last_fit = fitted.memory_entry, fitted.last_fit
+    return Estimate(step_returns, step_baselines, advantages, in_loss, explained, stats, memory_entry, last_fit)
 
 
 def _rollout_end_weight(advantages: np.ndarray, in_group: np.ndarray, discount: float) -> dict[str, float]:
@@ -252,65 +256,10 @@ def _explained_variance(predictions: np.ndarray, targets: np.ndarray) -> float:
     return float("nan") if variance == 0 else float(1 - np.var(targets - predictions) / variance)
 
 
-def _fitted_baselines(
-    rollout: _Rollout,
-    features: np.ndarray | None,
-    ids: np.ndarray,
-    returns: np.ndarray,
-    in_group: np.ndarray,
-    prior: NormalEquations | None,
-) -> np.ndarray | None:
+def _check_last_obs(options: GroupOptions, last_obs: Any) -> None:
     """
-    :param features: the fitted baseline's features of the group's samples (``_Rollout.sample_features``)
-    :param ids: trajectory of every sample of the group
-    :param returns: their returns
-    :param in_group: which of the rollout's samples (env-major) are in the group
-    :param prior: the linear baseline's remembered rollouts, or None
-    :return: the cross-fitted baseline of every sample of the group; None with ``baseline="bins"``, or when the group
-        holds a single trajectory and no memory (its bins' baselines are used then)
+    :raises ValueError: for a bootstrap that reads the observation after the rollout without it
     """
-    baseline, baseline_kwargs = rollout.options.baseline, rollout.options.baseline_kwargs or {}
-    if features is None:
-        return None
-    # each sample's rollout row (samples are env-major: n_steps rows of one env, then the next env's)
-    rows = np.flatnonzero(in_group) % len(rollout.episode_times)
-    folds = trajectory_folds(ids, baseline_kwargs["n_folds"], rows=rows)
-    if folds is None:
-        # one trajectory: nothing of the rollout to cross-fit from, but the memory's trajectories are all others
-        if prior is None or not len(returns):
-            return None
-        return fitted_values(baseline, features[:0], returns[:0], features, prior, **baseline_kwargs)
-    if baseline == "knn":
-        (features,) = standardise(features)
-    return cross_fitted_baselines(baseline, features, returns, folds, prior, **baseline_kwargs)
-
-
-def _values_at_cut(
-    rollout: _Rollout,
-    features: np.ndarray | None,
-    returns: np.ndarray,
-    cut: np.ndarray,
-    ids: np.ndarray,
-    last_obs: Any,
-    prior: NormalEquations | None,
-) -> tuple[np.ndarray | None, dict[str, float]]:
-    """
-    The group's value of each env's state after the rollout: ``group_bootstrap`` over the complete returns, or the
-    fitted baseline's, fitted on them and the linear baseline's memory (on the memory alone where none is complete).
-
-    :param features: the fitted baseline's features of every sample, env-major; None with ``baseline="bins"``
-    :param returns: the returns, shape (n_steps, n_envs)
-    :param cut: which samples' returns the rollout's end cut, shape (n_steps, n_envs)
-    :param ids: trajectory of every sample, env-major
-    :param prior: the linear baseline's remembered rollouts, or None
-    :return: the value of each env's state after the rollout (0 where none was found; None when no return was cut),
-        and diagnostics: ``bootstrapped_share`` (samples whose return was completed) and ``bootstrap_mean`` (mean value
-        added at the cut, over the envs that got one)
-    """
-    options = rollout.options
-    cut_envs = cut[-1]  # an env's cut trajectory is its last one
-    if not cut_envs.any():
-        return None, {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0}
     if last_obs is None and (
         callable(options.binning) or options.binning in OBSERVATION_BINNINGS or options.baseline != "bins"
     ):
@@ -318,27 +267,81 @@ def _values_at_cut(
             f"truncated_returns='bootstrap' with {options.binning} binning and baseline={options.baseline!r} reads the "
             "observation after the rollout: pass it as compute_returns_and_advantage(..., last_obs=...)."
         )
+
+
+def _fitted(
+    rollout: _Rollout,
+    discounted: np.ndarray,
+    cut: np.ndarray,
+    ids: np.ndarray,
+    in_group: np.ndarray,
+    last_obs: Any,
+    gamma: float,
+    bootstrap: bool,
+    memory: BaselineMemory | None,
+) -> FittedEstimate | None:
+    """
+    :param discounted: the returns within the rollout, shape (n_steps, n_envs)
+    :param cut: which of them the rollout's end cut
+    :param ids: trajectory of every sample, env-major
+    :param in_group: which samples (env-major) are in the group
+    :param bootstrap: whether the cut returns are completed
+    :return: the fitted baseline's cross-fitted estimate of the group's samples (``cross_fitting``); None when the
+        group holds a single trajectory and no memory (the bins' baselines are used then)
+    """
+    options = rollout.options
+    baseline_kwargs = options.baseline_kwargs or {}
+    n_steps, n_envs = discounted.shape
+    features = rollout.sample_features()[in_group]
+    # each sample's rollout row and env (samples are env-major: n_steps rows of one env, then the next env's)
+    rows, envs = np.flatnonzero(in_group) % n_steps, np.flatnonzero(in_group) // n_steps
+    discounts = np.zeros(len(rows))
+    if bootstrap and cut[-1].any():
+        discounts = np.where(env_major(cut)[in_group], gamma ** (n_steps - rows), 0.0)
+        cut_features = rollout.features(last_obs, rollout.episode_times[-1] + 1)
+    else:
+        cut_features = np.zeros((n_envs, features.shape[1]))
+    # trajectories dealt to folds in turn, and within a fold to halves in turn
+    order = trajectory_order(ids[in_group], rows)
+    folds = halves = None
+    if order is not None:
+        n_folds = min(baseline_kwargs["n_folds"], int(order.max()) + 1)
+        folds, halves = order % n_folds, order // n_folds % 2
+    samples = Samples(
+        features,
+        env_major(discounted)[in_group],
+        discounts,
+        envs,
+        cut_features,
+        np.zeros(len(rows)) if halves is None else halves,
+    )
+    if options.baseline != "linear":
+        memory = None
+    return fitted_estimate(options.baseline, samples, folds, memory, bootstrap, **baseline_kwargs)
+
+
+def _bins_values_at_cut(
+    rollout: _Rollout, returns: np.ndarray, cut: np.ndarray, ids: np.ndarray, last_obs: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """
+    The bins' value of each cut env's state after the rollout: ``group_bootstrap`` over the complete returns.
+
+    :param returns: the returns, shape (n_steps, n_envs)
+    :param cut: which samples' returns the rollout's end cut, shape (n_steps, n_envs)
+    :param ids: trajectory of every sample, env-major
+    :return: the value of each cut env's state after the rollout, and whether it has one
+    """
+    options = rollout.options
+    cut_envs = cut[-1]  # an env's cut trajectory is its last one
     complete = ~env_major(cut)
     next_times = rollout.episode_times[-1] + 1
-    # the linear baseline's memory can complete the cut returns of a rollout that holds no complete return: leaving
-    # them cut would teach the memory that the states before the rollout's end are worth the rollout's rewards alone
-    if features is not None and (complete.any() or prior is not None):
-        train = features[complete]
-        queries = rollout.features(last_obs, next_times)[cut_envs]
-        if options.baseline == "knn":
-            train, queries = standardise(train, queries)
-        values = fitted_values(
-            options.baseline, train, env_major(returns)[complete], queries, prior, **(options.baseline_kwargs or {})
-        )
-        return _cut_values_and_stats(cut, values, np.ones(len(values), dtype=bool))
 
     def level_keys():
         for level in binning_levels(options.binning):
             keys = rollout.bin_keys(level, last_obs, next_times)
             yield env_major(keys[:-1])[complete], keys[-1][cut_envs]
 
-    values, found = group_bootstrap(level_keys(), ids[complete], env_major(returns)[complete], options.min_bin_count)
-    return _cut_values_and_stats(cut, values, found)
+    return group_bootstrap(level_keys(), ids[complete], env_major(returns)[complete], options.min_bin_count)
 
 
 def _cut_values_and_stats(cut: np.ndarray, values: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:

@@ -1,17 +1,19 @@
 """
 State-aware group baselines, still without a critic: per rollout, a baseline fitted to the group's own returns on
-features of the observation and the episode time, cross-fitted so that no trajectory's returns enter its own baseline.
+features of the observation and the episode time, cross-fitted (``cross_fitting``) so that no trajectory's returns
+enter its own baseline. Their arguments, features and neighbour search are here.
 
-``"linear"``: ridge regression on clipped observations, their squares and a cubic in the episode time, with a constant
-(the features of rllab's LinearFeatureBaseline). ``"knn"``: the mean return of the k nearest samples of other
-trajectories in standardised (observation, episode time), searched among at most ``max_samples`` of them. The
-linear baseline can also remember earlier rollouts (``memory``, ``recency``: ``baseline_memory``) and add random
-Fourier features of the observation (``fourier``), which the larger fit of a memory affords.
+``"linear"``: ridge regression on a cubic in the episode time, a constant, the clipped observation and its squares
+(the features of rllab's LinearFeatureBaseline; a random projection of the observation where it has many
+dimensions) and random Fourier features of it, fitted together with the last rollouts (``memory``, ``recency``:
+``baseline_memory``). ``"knn"``: the mean return of the k nearest samples of other trajectories in standardised
+(observation, episode time), searched among at most ``max_samples`` of them.
 
 Array code on one group's samples, one row per sample; nothing here knows of Stable-Baselines3. NumPy, but for the
 knn's neighbour search: torch's matrix product and top-k, faster than a k-d tree in as many dimensions.
 """
 
+import functools
 import math
 import numbers
 from typing import Any
@@ -19,7 +21,6 @@ from typing import Any
 import numpy as np
 import torch as th
 
-from sb3_gpg.estimator.baseline_memory import NormalEquations
 from sb3_gpg.estimator.values import check_real
 
 FITTED_BASELINES = ("linear", "knn")
@@ -29,12 +30,12 @@ BASELINE_KWARGS: dict[str, dict[str, Any]] = {
     "bins": {},
     "linear": {
         "n_folds": 2,
-        "ridge": 1e-5,
-        "memory": 0,
-        "recency": 1.0,
-        "fourier": 0,
+        "ridge": 1e-3,
+        "memory": 8,
+        "recency": 0.8,
+        "fourier": 256,
         "fourier_scale": None,
-        "fourier_seed": 0,
+        "fourier_seed": None,
     },
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }
@@ -44,6 +45,12 @@ OBS_CLIP = 10.0
 KNN_BLOCK = 2048
 # Episode times are divided by this before the linear features, to keep their cubic of the order of one
 TIME_SCALE = 100.0
+# The linear features' first columns: the constant and the cubic in the episode time
+BASE_COLUMNS = 4
+# Observations of more dimensions are projected on this many before the linear features
+MAX_OBS_FEATURES = 64
+# Rows per block of the linear features
+FEATURE_BLOCK = 512
 
 
 def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dict[str, Any]:
@@ -64,7 +71,7 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
         raise ValueError(f"baseline_kwargs {unknown} are not arguments of baseline={baseline!r} (it takes: {accepted}).")
     kwargs = {**BASELINE_KWARGS[baseline], **given}
     for name in ("n_folds", "n_neighbors", "max_samples", "memory", "fourier", "fourier_seed"):
-        if name in kwargs:
+        if name in kwargs and not (name == "fourier_seed" and kwargs[name] is None):
             if isinstance(kwargs[name], bool) or not isinstance(kwargs[name], numbers.Integral):
                 raise ValueError(f"baseline_kwargs['{name}'] must be an integer, got {kwargs[name]!r}.")
             kwargs[name] = int(kwargs[name])  # NumPy's integers too: the memory's deque takes Python's
@@ -99,7 +106,7 @@ def _check_ranges(kwargs: dict[str, Any]) -> None:
     if not 0 < kwargs.get("recency", 1.0) <= 1:
         raise ValueError(f"baseline_kwargs['recency'] must be in (0, 1], got {kwargs['recency']}.")
     for name in ("fourier", "fourier_seed"):
-        if kwargs.get(name, 0) < 0:
+        if (kwargs.get(name) or 0) < 0:
             raise ValueError(f"baseline_kwargs['{name}'] must be at least 0, got {kwargs[name]}.")
     if kwargs.get("fourier_scale") is not None and not 0 < kwargs["fourier_scale"] < math.inf:
         raise ValueError(
@@ -108,29 +115,67 @@ def _check_ranges(kwargs: dict[str, Any]) -> None:
 
 
 def linear_features(
-    flat_obs: np.ndarray, times: np.ndarray, fourier: int = 0, fourier_scale: float | None = None, fourier_seed: int = 0
+    flat_obs: np.ndarray,
+    times: np.ndarray,
+    fourier: int = 0,
+    fourier_scale: float | None = None,
+    fourier_seed: int | None = None,
 ) -> np.ndarray:
     """
     :param flat_obs: observations, shape (n_samples, obs_dim)
     :param times: episode times, shape (n_samples,)
-    :param fourier: random Fourier features of the clipped observation added: ``sqrt(2 / fourier) * cos(obs W + b)``,
-        with ``W`` normal of standard deviation ``1 / fourier_scale`` (an RBF kernel of that length scale) and ``b``
-        uniform in [0, 2 pi), both drawn from ``fourier_seed`` alone, so that every rollout gets the same features
+    :param fourier: random Fourier features of the clipped observation added: ``sqrt(2 / fourier) * cos(z W + b)``,
+        with ``z`` the observation's values (below), ``W`` normal of standard deviation ``1 / fourier_scale`` (an RBF
+        kernel of that length scale) and ``b`` uniform in [0, 2 pi)
     :param fourier_scale: their length scale; None: ``sqrt(obs_dim)``, the typical norm of an observation normalised to
         unit variance (VecNormalize's), so of the order of the distance between two (``sqrt(2 * obs_dim)``); without
         normalisation, give one in the observation's own units
-    :return: [clip(obs), clip(obs)**2, t, t**2, t**3, 1, the Fourier features] with t the scaled episode time, float64
+    :param fourier_seed: the seed of the random draws (``random_maps``), the same for every rollout of a model (the
+        group buffers draw one from the model's seed where it is None; None here is 0)
+    :return: [1, t, t**2, t**3, z, z**2, the Fourier features], float64, with t the scaled episode time and z the clipped
+        observation, or where it has more than ``MAX_OBS_FEATURES`` dimensions, its random projection on that many
+        (distances kept, as Johnson and Lindenstrauss's lemma has it): the number of features, and so the fit's cost,
+        does not grow with the observation's size
     """
-    obs = np.clip(flat_obs.astype(np.float64), -OBS_CLIP, OBS_CLIP)
+    obs_dim = flat_obs.shape[1]
+    projection, weights, phases = random_maps(obs_dim, fourier, fourier_scale, fourier_seed or 0)
     t = (times.astype(np.float64) / TIME_SCALE)[:, None]
-    columns = [obs, obs**2, t, t**2, t**3, np.ones_like(t)]
-    if fourier:
-        rng = np.random.default_rng(fourier_seed)
-        scale = np.sqrt(obs.shape[1]) if fourier_scale is None else fourier_scale
-        weights = rng.normal(0.0, 1.0 / scale, size=(obs.shape[1], fourier))
-        phases = rng.uniform(0.0, 2 * np.pi, size=fourier)
-        columns.append(np.sqrt(2.0 / fourier) * np.cos(obs @ weights + phases))
-    return np.concatenate(columns, axis=1)
+    n_values = obs_dim if projection is None else projection.shape[1]
+    features = np.empty((len(times), BASE_COLUMNS + 2 * n_values + fourier))
+    features[:, :BASE_COLUMNS] = np.concatenate([np.ones_like(t), t, t**2, t**3], axis=1)
+    # in blocks of rows, so that no copy of a large observation is made in float64 whole
+    for start in range(0, len(times), FEATURE_BLOCK):
+        rows = slice(start, start + FEATURE_BLOCK)
+        values = np.clip(flat_obs[rows], -OBS_CLIP, OBS_CLIP).astype(np.float64)
+        if projection is not None:
+            values = values @ projection
+        features[rows, BASE_COLUMNS : BASE_COLUMNS + n_values] = values
+        features[rows, BASE_COLUMNS + n_values : BASE_COLUMNS + 2 * n_values] = values**2
+        if fourier:
+            features[rows, BASE_COLUMNS + 2 * n_values :] = np.sqrt(2.0 / fourier) * np.cos(values @ weights + phases)
+    return features
+
+
+@functools.lru_cache(maxsize=8)
+def random_maps(
+    obs_dim: int, fourier: int, fourier_scale: float | None, seed: int
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """
+    :return: the projection of an observation's values on ``MAX_OBS_FEATURES`` dimensions (None where it has no more),
+        normal of standard deviation ``1 / sqrt(MAX_OBS_FEATURES)``; the Fourier features' ``W`` and ``b``; drawn in
+        this order from ``seed``, read-only (cached)
+    """
+    rng = np.random.default_rng(seed)
+    projection = None
+    if obs_dim > MAX_OBS_FEATURES:
+        projection = rng.normal(0.0, 1.0 / np.sqrt(MAX_OBS_FEATURES), size=(obs_dim, MAX_OBS_FEATURES))
+    scale = np.sqrt(obs_dim) if fourier_scale is None else fourier_scale
+    weights = rng.normal(0.0, 1.0 / scale, size=(min(obs_dim, MAX_OBS_FEATURES), fourier))
+    phases = rng.uniform(0.0, 2 * np.pi, size=fourier)
+    for array in (projection, weights, phases):
+        if array is not None:
+            array.flags.writeable = False
+    return projection, weights, phases
 
 
 def knn_features(flat_obs: np.ndarray, times: np.ndarray) -> np.ndarray:
@@ -150,24 +195,7 @@ def standardise(features: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
     return [(array - mean) / std for array in (features, *others)]
 
 
-def _ridge_solve(gram: np.ndarray, moments: np.ndarray, ridge: float) -> np.ndarray:
-    return np.linalg.solve(gram + ridge * np.eye(len(gram)), moments)
-
-
-def _fitted(fit: NormalEquations | None, prior: NormalEquations | None, queries: np.ndarray, ridge: float) -> np.ndarray:
-    """
-    :param fit: the normal equations of the samples fitted on, with or without the memory's (``prior``) added; None
-        where no sample is given, the memory alone is fitted on
-    :return: the ridge fit's value of each query, clipped to the range of the returns it was fitted on: its cubic in
-        the episode time, fitted on some times only, would otherwise extrapolate to any value at the others
-    """
-    if prior is not None:
-        fit = prior if fit is None else fit.plus(prior)
-    assert fit is not None, "a fit needs samples or a memory"
-    return np.clip(queries @ _ridge_solve(fit.gram, fit.moments, ridge), fit.low, fit.high)
-
-
-def _knn_mean(train: np.ndarray, targets: np.ndarray, queries: np.ndarray, n_neighbors: int, max_samples: int) -> np.ndarray:
+def knn_mean(train: np.ndarray, targets: np.ndarray, queries: np.ndarray, n_neighbors: int, max_samples: int) -> np.ndarray:
     """
     :param max_samples: the training rows searched: every ``ceil(n / max_samples)``-th when there are more (a
         trajectory's consecutive samples are close, so a stride keeps its coverage)
@@ -190,63 +218,6 @@ def _knn_mean(train: np.ndarray, targets: np.ndarray, queries: np.ndarray, n_nei
     return means
 
 
-def cross_fitted_baselines(
-    baseline: str,
-    features: np.ndarray,
-    returns: np.ndarray,
-    folds: np.ndarray,
-    prior: NormalEquations | None = None,
-    **kwargs: Any,
-) -> np.ndarray:
-    """
-    Every sample's baseline from a fit on the samples of the other folds (and, for the linear baseline, on the earlier
-    rollouts of its memory).
-
-    :param baseline: ``"linear"`` or ``"knn"``
-    :param features: ``linear_features``, or standardised ``knn_features``, one row per sample
-    :param returns: the return of every sample
-    :param folds: the fold of every sample (all of a trajectory's samples in one fold), 0 .. n_folds - 1, each used
-    :param prior: the linear baseline's remembered rollouts (``baseline_memory.remembered``), added to every fold's fit
-    :param kwargs: the baseline's arguments (``ridge``; ``n_neighbors``, ``max_samples``)
-    :return: the baseline of every sample, float64
-    """
-    n_folds = int(folds.max()) + 1
-    baselines = np.empty(len(returns), dtype=np.float64)
-    if baseline == "linear":
-        # Each fold's normal equations once; a fit on the other folds is the total less the fold's own
-        grams = [features[folds == fold].T @ features[folds == fold] for fold in range(n_folds)]
-        moments = [features[folds == fold].T @ returns[folds == fold] for fold in range(n_folds)]
-        gram, moment = sum(grams), sum(moments)
-        for fold in range(n_folds):
-            others = returns[folds != fold]
-            fit = NormalEquations(gram - grams[fold], moment - moments[fold], float(others.min()), float(others.max()))
-            baselines[folds == fold] = _fitted(fit, prior, features[folds == fold], kwargs["ridge"])
-        return baselines
-    for fold in range(n_folds):
-        own = folds == fold
-        baselines[own] = _knn_mean(features[~own], returns[~own], features[own], kwargs["n_neighbors"], kwargs["max_samples"])
-    return baselines
-
-
-def fitted_values(
-    baseline: str,
-    features: np.ndarray,
-    returns: np.ndarray,
-    query_features: np.ndarray,
-    prior: NormalEquations | None = None,
-    **kwargs: Any,
-) -> np.ndarray:
-    """
-    :param prior: the linear baseline's remembered rollouts, added to the fit; with no sample given, the fit's only data
-    :return: the value of each query from a fit on all the given samples (no cross-fitting: the queries' own returns
-        are not among them), e.g. of the states after the rollout from the complete returns
-    """
-    if baseline == "linear":
-        fit = NormalEquations.of(features, returns) if len(returns) else None
-        return _fitted(fit, prior, query_features, kwargs["ridge"])
-    return _knn_mean(features, returns, query_features, kwargs["n_neighbors"], kwargs["max_samples"])
-
-
 def trajectory_folds(trajectory_ids: np.ndarray, n_folds: int, rows: np.ndarray | None = None) -> np.ndarray | None:
     """
     :param trajectory_ids: trajectory of every sample, numbered 0, 1, ... in order of first appearance
@@ -258,10 +229,21 @@ def trajectory_folds(trajectory_ids: np.ndarray, n_folds: int, rows: np.ndarray 
     :return: the fold of every sample, trajectories dealt to folds in turn; None when the group holds a single
         trajectory (nothing to cross-fit from)
     """
+    order = trajectory_order(trajectory_ids, rows)
+    if order is None:
+        return None
+    return order % min(n_folds, int(order.max()) + 1)
+
+
+def trajectory_order(trajectory_ids: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray | None:
+    """
+    :return: the place of every sample's trajectory in the order they are dealt to folds (``trajectory_folds``); None
+        when the group holds a single trajectory
+    """
     _, first, dense = np.unique(trajectory_ids, return_index=True, return_inverse=True)
     n_trajectories = int(dense.max()) + 1 if len(dense) else 0
     if n_trajectories < 2:
         return None
     if rows is not None:
         dense = np.argsort(np.argsort(rows[first], kind="stable"), kind="stable")[dense]
-    return dense % min(n_folds, n_trajectories)
+    return dense

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from sb3_gpg.estimator.binning import Binning, check_binning_arguments
-from sb3_gpg.estimator.fitted_baselines import BASELINES, check_baseline
+from sb3_gpg.estimator.fitted_baselines import BASELINE_KWARGS, BASELINES, check_baseline
 
 TRUNCATED_RETURNS = ("keep", "mask", "bootstrap")
 # The algorithms' default baseline: the linear one where the observations allow, else the bins (GroupOptions.resolved)
@@ -21,9 +21,9 @@ AUTO = "auto"
 # Where the algorithms' defaults differ from the options' own (those of the paper's estimator, which a buffer or the
 # estimator built alone gets): a one-word swap from PPO gets a baseline of the state where the observations allow
 ALGORITHM_DEFAULTS: dict[str, Any] = {"baseline": AUTO, "truncated_returns": None}
-# The linear baseline that "auto" picks when given no baseline_kwargs: one that remembers the last rollouts, fitted on
-# random Fourier features of the observation (baseline_kwargs, even {}, replace these whole)
-AUTO_LINEAR_KWARGS: dict[str, Any] = {"memory": 8, "fourier": 256, "recency": 0.8}
+# The linear baseline's arguments, that "auto" picks too, where baseline_kwargs do not set them: it remembers the last
+# rollouts and adds random Fourier features of the observation
+LINEAR_KWARGS: dict[str, Any] = BASELINE_KWARGS["linear"]
 ADVANTAGE_SCALES = ("none", "bin_std")
 
 
@@ -53,17 +53,20 @@ class GroupOptions:
         first-visit returns of the bin its baseline came from (the next coarser bin's where that one holds fewer than
         two returns or no spread; 1 where none has), before the per-minibatch normalisation of ``normalize_advantage``
     :param baseline: ``"auto"`` (the algorithms' default): ``"linear"`` where the observations give it features (a
-        Box, or a Dict's Box parts, no images) and the binning is the time's, with ``AUTO_LINEAR_KWARGS`` where no
-        ``baseline_kwargs`` are given, else ``"bins"`` (``resolved``); ``"bins"`` (the mean first-visit return of the
-        sample's bin: with the other defaults, the paper's estimator), or a baseline fitted per rollout to the group's
-        returns on the observation and the episode time, cross-fitted so that no trajectory's returns
-        enter its own baseline: ``"linear"`` (ridge regression on clipped observations, their squares and a cubic in
-        the time) or ``"knn"`` (mean return of the nearest samples of other trajectories); see ``fitted_baselines``
-    :param baseline_kwargs: the fitted baseline's arguments: ``n_folds`` (both), ``ridge``, ``memory`` and ``recency``
-        (linear: the last ``memory`` rollouts enter the fit, the one k rollouts back weighing ``recency ** k``;
-        ``baseline_memory``), ``fourier``, ``fourier_scale`` and ``fourier_seed`` (linear: random Fourier features of
-        the observation), ``n_neighbors`` and ``max_samples`` (knn); defaults in ``fitted_baselines.BASELINE_KWARGS``,
-        but None under an ``"auto"`` that resolves to ``"linear"`` is ``AUTO_LINEAR_KWARGS``
+        Box, or a Dict's Box parts, no images) and the binning is the time's, else ``"bins"`` (``resolved``);
+        ``"bins"`` (the mean first-visit return of the sample's bin: with the other defaults, the paper's estimator),
+        or a baseline fitted per rollout to the group's returns on the observation and the episode time, cross-fitted
+        so that no trajectory's returns enter its own baseline, its bootstrap included: ``"linear"`` (ridge regression on a cubic in the time, the
+        clipped observation or its random projection, their squares and random Fourier features, fitted together with
+        the last rollouts) or ``"knn"`` (mean return of the nearest samples of other trajectories); see
+        ``fitted_baselines`` and ``cross_fitting``
+    :param baseline_kwargs: the fitted baseline's arguments, each given one replacing its default
+        (``fitted_baselines.BASELINE_KWARGS``; ``LINEAR_KWARGS`` for the linear one): ``n_folds`` (both), ``ridge``
+        (linear: the penalty per sample on a standardised coefficient), ``memory`` and ``recency`` (linear: the last
+        ``memory`` rollouts enter the fit, the one k rollouts back weighing ``recency ** k``, together at most as much
+        as the current rollout; ``baseline_memory``), ``fourier``, ``fourier_scale`` and ``fourier_seed`` (linear:
+        random Fourier features of the observation; None: a seed drawn from the model's), ``n_neighbors`` and
+        ``max_samples`` (knn). ``{"memory": 0, "fourier": 0}`` fits each rollout alone on rllab's features
     """
 
     binning: Binning = "time"
@@ -127,13 +130,10 @@ class GroupOptions:
                     f"here (binning={self.binning!r}, or observations without Box features): pass baseline='linear' "
                     "with features it can read, or no baseline_kwargs."
                 )
-        baseline_kwargs = self.baseline_kwargs
-        if self.baseline == AUTO and baseline == "linear" and baseline_kwargs is None:
-            baseline_kwargs = dict(AUTO_LINEAR_KWARGS)
         truncated_returns = self.truncated_returns
         if truncated_returns is None:
             truncated_returns = "keep" if baseline == "bins" else "bootstrap"
-        return replace(self, baseline=baseline, truncated_returns=truncated_returns, baseline_kwargs=baseline_kwargs)
+        return replace(self, baseline=baseline, truncated_returns=truncated_returns)
 
     def as_kwargs(self) -> dict[str, Any]:
         """

@@ -37,11 +37,12 @@ def box_observations(observations: Any, box_keys: Sequence[str | None], n_sample
     """
     :param observations: observations with ``n_samples`` leading values, or a dict of such arrays
     :param box_keys: for a dict, the keys of its Box parts, in the space's order
-    :return: the Box observations, one row per sample, float64
+    :return: the Box observations, one row per sample (a view of a step-major array where it can be: the features
+        convert it by blocks)
     """
     if isinstance(observations, dict):
         observations = {key: observations[key] for key in box_keys}
-    return flat_observations(observations, n_samples).astype(np.float64, copy=False)
+    return flat_observations(observations, n_samples)
 
 
 def call_binning(binning: Callable, observations: Any, times: np.ndarray) -> np.ndarray:

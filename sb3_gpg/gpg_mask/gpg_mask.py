@@ -1,3 +1,4 @@
+from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -12,7 +13,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from sb3_gpg.common.maskable.buffers import MaskableGroupDictRolloutBuffer, MaskableGroupRolloutBuffer
 from sb3_gpg.common.maskable.policies import MaskableActorOnlyPolicy
 from sb3_gpg.common.maskable.utils import check_action_masks
-from sb3_gpg.estimator.options import check_option_names
+from sb3_gpg.estimator.binning import Binning
 from sb3_gpg.gpg.gpg import GPG
 from sb3_gpg.gpg_mask.policies import CnnPolicy, MlpPolicy, MultiInputPolicy
 
@@ -111,6 +112,9 @@ class MaskableGPG(BaseMaskableGPG):
     policy to the valid actions; the masks are stored with the samples and applied again in the update. Returns, bins,
     group baselines and advantages are GPG's, with every option.
 
+    Paper: *Group Policy Gradient*, Junhua Chen, Zixi Zhang, Hantao Zhong and Rika Antonova (University of Cambridge),
+    Sections 3-4 and Algorithms 1-2 (not online yet, so no link; the docs' index says how to cite it).
+
     Its arguments are MaskablePPO's plus GPG's own; the critic's (``vf_coef``, ``clip_range_vf``, a ``vf`` entry in
     ``net_arch``, ``share_features_extractor``) are accepted and, when set, ignored with one warning.
 
@@ -146,8 +150,17 @@ class MaskableGPG(BaseMaskableGPG):
     :param device: Device (cpu, cuda, ...) on which the code should be run.
         Setting it to auto, the code will be run on the GPU if possible.
     :param _init_setup_model: Whether or not to build the network at the creation of the instance
-    :param group_options: GPG's own options, by name (``GroupOptions``: binning, bin_size, leave_one_out, min_bin_count,
-        truncated_returns, advantage_scale, baseline, baseline_kwargs)
+    :param binning: GPG's own options (``GroupOptions``; see ``GPG``): which samples share a baseline (``"time"``:
+        the episode time, the paper's choice)
+    :param bin_size: epsilon of the spatial bins, one float or one value per flattened observation dimension
+    :param leave_one_out: leave the sample's own trajectory out of its baseline
+    :param min_bin_count: a bin holding fewer returns takes its baseline from the next coarser binning
+    :param truncated_returns: the returns the rollout's end cuts: ``"keep"``, ``"mask"`` or ``"bootstrap"``; None:
+        ``"bootstrap"`` under a fitted baseline, ``"keep"`` under the bins
+    :param advantage_scale: ``"none"``, or ``"bin_std"``: each advantage divided by its bin's spread of returns
+    :param baseline: ``"auto"`` (``"linear"`` where the observations have Box values and ``binning`` is ``"time"``,
+        else ``"bins"``), ``"bins"`` (the paper's estimator), ``"linear"`` or ``"knn"``
+    :param baseline_kwargs: the fitted baseline's arguments (``GroupOptions``); None: their defaults
     """
 
     policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
@@ -185,10 +198,15 @@ class MaskableGPG(BaseMaskableGPG):
         seed: int | None = None,
         device: th.device | str = "auto",
         _init_setup_model: bool = True,
-        **group_options: Any,
+        binning: Binning = "time",
+        bin_size: float | Sequence[float] | np.ndarray = 1.0,
+        leave_one_out: bool = False,
+        min_bin_count: int = 1,
+        truncated_returns: str | None = None,
+        advantage_scale: str = "none",
+        baseline: str = "auto",
+        baseline_kwargs: dict[str, Any] | None = None,
     ):
-        # Only GPG's options: GPG's other arguments (use_sde, ...) are not this class's
-        check_option_names(type(self).__name__, group_options)
         super().__init__(
             # sb3-contrib's MaskableActorCriticPolicy is no ActorCriticPolicy (policy_base is checked)
             policy,  # type: ignore[arg-type]
@@ -215,5 +233,12 @@ class MaskableGPG(BaseMaskableGPG):
             seed=seed,
             device=device,
             _init_setup_model=_init_setup_model,
-            **group_options,
+            binning=binning,
+            bin_size=bin_size,
+            leave_one_out=leave_one_out,
+            min_bin_count=min_bin_count,
+            truncated_returns=truncated_returns,
+            advantage_scale=advantage_scale,
+            baseline=baseline,
+            baseline_kwargs=baseline_kwargs,
         )

@@ -24,6 +24,9 @@ class MaskableRecurrentGPG(BaseMaskableGPG, RecurrentGPG):
     with the samples beside the LSTM states, and the update replays the LSTM over padded sequences under the same
     masks. Returns, bins, group baselines and advantages are GPG's, with every option.
 
+    Paper: *Group Policy Gradient*, Junhua Chen, Zixi Zhang, Hantao Zhong and Rika Antonova (University of Cambridge),
+    Sections 3-4 and Algorithms 1-2 (not online yet, so no link; the docs' index says how to cite it).
+
     Composed by its MRO: ``BaseMaskableGPG``'s steps draw and evaluate the actions within the masks, handing them to
     ``RecurrentGPG``'s, which replay the LSTM. Its arguments and defaults are RecurrentGPG's constructor's
     (RecurrentPPO's plus GPG's own); ``learn`` and ``predict`` take MaskableGPG's ``use_masking`` and
@@ -60,8 +63,17 @@ class MaskableRecurrentGPG(BaseMaskableGPG, RecurrentGPG):
     :param device: Device (cpu, cuda, ...) on which the code should be run.
         Setting it to auto, the code will be run on the GPU if possible.
     :param _init_setup_model: Whether or not to build the network at the creation of the instance
-    :param group_options: GPG's own options, by name (``GroupOptions``: binning, bin_size, leave_one_out, min_bin_count,
-        truncated_returns, advantage_scale, baseline, baseline_kwargs)
+    :param binning: GPG's own options (``GroupOptions``; see ``GPG``): which samples share a baseline (``"time"``:
+        the episode time, the paper's choice)
+    :param bin_size: epsilon of the spatial bins, one float or one value per flattened observation dimension
+    :param leave_one_out: leave the sample's own trajectory out of its baseline
+    :param min_bin_count: a bin holding fewer returns takes its baseline from the next coarser binning
+    :param truncated_returns: the returns the rollout's end cuts: ``"keep"``, ``"mask"`` or ``"bootstrap"``; None:
+        ``"bootstrap"`` under a fitted baseline, ``"keep"`` under the bins
+    :param advantage_scale: ``"none"``, or ``"bin_std"``: each advantage divided by its bin's spread of returns
+    :param baseline: ``"auto"`` (``"linear"`` where the observations have Box values and ``binning`` is ``"time"``,
+        else ``"bins"``), ``"bins"`` (the paper's estimator), ``"linear"`` or ``"knn"``
+    :param baseline_kwargs: the fitted baseline's arguments (``GroupOptions``); None: their defaults
     """
 
     policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {

@@ -1,6 +1,8 @@
 import inspect
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import numpy as np
 import torch as th
 from sb3_contrib.common.recurrent.type_aliases import RNNStates
 from stable_baselines3.common.policies import BasePolicy
@@ -9,7 +11,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_gpg.common.recurrent.buffers import RecurrentGroupDictRolloutBuffer, RecurrentGroupRolloutBuffer
 from sb3_gpg.common.recurrent.policies import RecurrentActorOnlyPolicy
-from sb3_gpg.estimator.options import check_option_names
+from sb3_gpg.estimator.binning import Binning
 from sb3_gpg.gpg.gpg import GPG
 from sb3_gpg.gpg_recurrent.policies import CnnLstmPolicy, MlpLstmPolicy, MultiInputLstmPolicy
 
@@ -21,6 +23,9 @@ class RecurrentGPG(GPG):
     rollout, reset at episode starts, stored with the samples, and the update replays it over padded sequences
     (sb3-contrib's recurrent buffer and sequence code). Returns, bins, group baselines and advantages are GPG's, with
     every option.
+
+    Paper: *Group Policy Gradient*, Junhua Chen, Zixi Zhang, Hantao Zhong and Rika Antonova (University of Cambridge),
+    Sections 3-4 and Algorithms 1-2 (not online yet, so no link; the docs' index says how to cite it).
 
     Its arguments and defaults are RecurrentPPO's (but ``gae_lambda``'s, 1) plus GPG's own; the critic's (``vf_coef``,
     ``clip_range_vf``, and in ``policy_kwargs`` ``enable_critic_lstm``, ``shared_lstm``, a ``vf`` entry in
@@ -57,8 +62,17 @@ class RecurrentGPG(GPG):
     :param device: Device (cpu, cuda, ...) on which the code should be run.
         Setting it to auto, the code will be run on the GPU if possible.
     :param _init_setup_model: Whether or not to build the network at the creation of the instance
-    :param group_options: GPG's own options, by name (``GroupOptions``: binning, bin_size, leave_one_out, min_bin_count,
-        truncated_returns, advantage_scale, baseline, baseline_kwargs)
+    :param binning: GPG's own options (``GroupOptions``; see ``GPG``): which samples share a baseline (``"time"``:
+        the episode time, the paper's choice)
+    :param bin_size: epsilon of the spatial bins, one float or one value per flattened observation dimension
+    :param leave_one_out: leave the sample's own trajectory out of its baseline
+    :param min_bin_count: a bin holding fewer returns takes its baseline from the next coarser binning
+    :param truncated_returns: the returns the rollout's end cuts: ``"keep"``, ``"mask"`` or ``"bootstrap"``; None:
+        ``"bootstrap"`` under a fitted baseline, ``"keep"`` under the bins
+    :param advantage_scale: ``"none"``, or ``"bin_std"``: each advantage divided by its bin's spread of returns
+    :param baseline: ``"auto"`` (``"linear"`` where the observations have Box values and ``binning`` is ``"time"``,
+        else ``"bins"``), ``"bins"`` (the paper's estimator), ``"linear"`` or ``"knn"``
+    :param baseline_kwargs: the fitted baseline's arguments (``GroupOptions``); None: their defaults
     """
 
     policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
@@ -98,10 +112,15 @@ class RecurrentGPG(GPG):
         seed: int | None = None,
         device: th.device | str = "auto",
         _init_setup_model: bool = True,
-        **group_options: Any,
+        binning: Binning = "time",
+        bin_size: float | Sequence[float] | np.ndarray = 1.0,
+        leave_one_out: bool = False,
+        min_bin_count: int = 1,
+        truncated_returns: str | None = None,
+        advantage_scale: str = "none",
+        baseline: str = "auto",
+        baseline_kwargs: dict[str, Any] | None = None,
     ):
-        # Only GPG's options: GPG's other arguments (rollout_buffer_class, ...) are not this class's
-        check_option_names(type(self).__name__, group_options)
         super().__init__(
             policy,  # type: ignore[arg-type]  # builds on sb3-contrib's RecurrentActorCriticPolicy (policy_base is checked)
             env,
@@ -127,7 +146,14 @@ class RecurrentGPG(GPG):
             seed=seed,
             device=device,
             _init_setup_model=_init_setup_model,
-            **group_options,
+            binning=binning,
+            bin_size=bin_size,
+            leave_one_out=leave_one_out,
+            min_bin_count=min_bin_count,
+            truncated_returns=truncated_returns,
+            advantage_scale=advantage_scale,
+            baseline=baseline,
+            baseline_kwargs=baseline_kwargs,
         )
 
     def _setup_model(self) -> None:

@@ -22,50 +22,20 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from sb3_gpg.common.env_util import VEC_ENVS, check_env_id
+from sb3_gpg.common.env_util import check_env_id
 from sb3_gpg.common.swap_guards.foreign_policies import check_saved_policy
 from sb3_gpg.common.vec_env.envpool import check_envpool_env_id
 from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
 from sb3_gpg.gpg_mask_recurrent.gpg_mask_recurrent import MaskableRecurrentGPG
+from sb3_gpg.zoo.cli import CHANGED_TRAIN_OPTIONS, OWN_TRAIN_OPTIONS, ZooError, zoo_argparse
 from sb3_gpg.zoo.experiment import EnvPoolExperimentManager, ZooExperimentManager
-from sb3_gpg.zoo.extensions import plots, replaced, run_script, zoo_argparse
-from sb3_gpg.zoo.registry import GPG_ALGOS, ZooError, algo_names
+from sb3_gpg.zoo.extensions import check_n_envs, plots, replaced, run_script
+from sb3_gpg.zoo.registry import GPG_ALGOS, algo_names
 
 __all__ = ["enjoy", "plots", "record_training", "record_video", "train"]
 
-# The train options sb3_gpg adds (any --algo); taken out of the arguments before rl_zoo3 parses them, and listed in
-# its --help
-OWN_TRAIN_OPTIONS: dict[str, dict[str, Any]] = {
-    "--eval-seed": dict(
-        type=int,
-        default=None,
-        help="seed of the evaluation envs (default: the training seed, as in RL Zoo, whose evaluation then starts from "
-        "the first training episodes' initial states)",
-    ),
-    "--trial-score-window": dict(
-        type=int,
-        default=1,
-        help="with -optimize, score each trial by the mean of its last N evaluations (default: 1, RL Zoo's: the last)",
-    ),
-}
 # Where rl_zoo3's train writes without -f
 TRAIN_LOG_FOLDER = "logs"
-# rl_zoo3's train options whose default, choices or help sb3_gpg changes
-CHANGED_TRAIN_OPTIONS: dict[str, dict[str, Any]] = {
-    "--num-threads": dict(
-        default=1,
-        help="torch threads (default: 1: a small MLP on a CPU trains fastest on one thread, and more only contend, "
-        "above all on a busy machine; -1 or 0: torch's default, one per core, as RL Zoo's train)",
-    ),
-    "--n-timesteps": dict(
-        help="training steps (default: -1, the hyperparameters file's n_timesteps)",
-    ),
-    "--vec-env": dict(
-        choices=VEC_ENVS,
-        help="how the training envs are stepped: dummy (in this process), subproc (one process per env) or envpool "
-        "(EnvPool's C++ envs, pip install 'sb3-gpg[envpool]'); evaluation always uses Gymnasium's envs (default: dummy)",
-    ),
-}
 
 
 def _parse_early_arguments(argv: list[str]) -> argparse.Namespace:
@@ -156,7 +126,8 @@ def train(argv: list[str], program: str = "sb3-gpg train") -> None:
     :param argv: rl_zoo3's train arguments, ``--eval-seed`` and ``--trial-score-window``
     :param program: the name the usage and error messages give
     :raises ZooError: for an unknown env, a missing entry, an unknown key, a bad GPG value or update setting, a bad
-        ``--trial-score-window``, a negative ``--num-threads`` other than -1, or an ``-n`` of 0 or below -1
+        ``--trial-score-window``, a negative ``--num-threads`` other than -1, an ``-n`` of 0 or below -1, or a
+        ``-params n_envs`` below 1
     """
     from rl_zoo3 import train as zoo_train
 
@@ -173,6 +144,8 @@ def train(argv: list[str], program: str = "sb3-gpg train") -> None:
             f"-n {args.n_timesteps}: pass a number of training steps (1 or more), or -1 (the default) for the "
             "hyperparameters file's n_timesteps"
         )
+    if args.hyperparams and "n_envs" in args.hyperparams:  # before rl_zoo3 says "Using -1 environments" and GPG fails
+        check_n_envs(args.hyperparams["n_envs"], "-params")
     _check_env(args.env, args.gym_packages)
     if args.vec_env == "envpool":
         try:

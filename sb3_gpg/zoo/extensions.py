@@ -1,6 +1,6 @@
 """
 What sb3_gpg adds to rl_zoo3 for every ``--algo``, GPG's or not: rl_zoo3's scripts run in this process under another
-name (``run_script``, ``zoo_argparse``), an evaluation seed apart from the training seed (``--eval-seed``), a trial
+name (``run_script``, ``cli.zoo_argparse``), an evaluation seed apart from the training seed (``--eval-seed``), a trial
 scored by its last few evaluations (``--trial-score-window``), Optuna's tables created before workers race on them
 (``init_storage``) and plots saved as PNG files (``plots``). None of it knows GPG: its registration and checks are in
 ``registry`` and ``experiment``.
@@ -13,7 +13,6 @@ import random
 import sys
 import threading
 import time
-import types
 import warnings
 from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
@@ -25,7 +24,7 @@ from rl_zoo3.callbacks import TrialEvalCallback
 from rl_zoo3.exp_manager import ExperimentManager
 from stable_baselines3.common.vec_env import VecEnv
 
-from sb3_gpg.zoo.registry import ZooError
+from sb3_gpg.zoo.cli import ZooError, zoo_argparse
 
 
 @contextlib.contextmanager
@@ -55,37 +54,15 @@ def run_script(program: str, argv: list[str], script: Callable[[], Any]) -> None
         script()
 
 
-def zoo_argparse(
-    program: str, changed: dict[str, dict[str, Any]] | None = None, added: dict[str, dict[str, Any]] | None = None
-) -> types.SimpleNamespace:
+def check_n_envs(n_envs: Any, where: str) -> None:
     """
-    The ``argparse`` module as an rl_zoo3 script sees it when its module's ``argparse`` is replaced by this: every
-    parser is named ``program`` (the plot scripts pass their description where argparse takes the name, which
-    becomes their description here), the named options get other keyword arguments (a default, choices, help), and
-    sb3_gpg's own options are listed in ``--help``.
-
-    :param program: the parsers' ``prog``
-    :param changed: option string (e.g. ``--num-threads``) -> the ``add_argument`` keyword arguments to replace
-    :param added: option string -> ``add_argument`` keyword arguments, for options sb3_gpg adds
-    :return: a stand-in for the ``argparse`` module
+    :param n_envs: the ``n_envs`` of a hyperparameter entry or of ``-params``
+    :param where: what to name in the error (file and entry, or the option)
+    :raises ZooError: for anything but an integer of 1 or more: rl_zoo3 would take it and fail later, naming something
+        else (GPG: ``n_steps * n_envs``)
     """
-    changing, adding = changed or {}, added or {}
-
-    class Parser(argparse.ArgumentParser):
-        def __init__(self, description: str | None = None, *args: Any, **kwargs: Any):
-            # ArgumentParser's first positional parameter is prog; rl_zoo3's plot scripts give it their description
-            kwargs.setdefault("description", description)
-            kwargs["prog"] = program
-            super().__init__(*args, **kwargs)
-            for option, option_kwargs in adding.items():
-                self.add_argument(option, **option_kwargs)
-
-        def add_argument(self, *names: Any, **kwargs: Any) -> argparse.Action:
-            for name in names:
-                kwargs.update(changing.get(name, {}))
-            return super().add_argument(*names, **kwargs)
-
-    return types.SimpleNamespace(**{**vars(argparse), "ArgumentParser": Parser})
+    if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
+        raise ZooError(f"{where}: n_envs {n_envs!r}: the number of training envs must be an integer, 1 or more")
 
 
 def init_storage(storage: str, attempts: int = 10) -> None:
@@ -167,6 +144,13 @@ class ExtendedExperimentManager(ExperimentManager):
             raise ZooError(
                 f"--trial-score-window {trial_score_window} scores the trials of a search: add -optimize, or leave it out"
             )
+
+    def read_hyperparameters(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        hyperparams, saved_hyperparams = super().read_hyperparameters()
+        if "n_envs" in hyperparams:  # before rl_zoo3 says "Using 0 environments" and fails further on
+            where = f"{self.config} for {self.env_name.gym_id}" + (" with -params" if self.custom_hyperparams else "")
+            check_n_envs(hyperparams["n_envs"], where)
+        return hyperparams, saved_hyperparams
 
     # -optimize --n-jobs N makes envs from N threads, and create_envs swaps attributes the others read (re-entrant:
     # subclasses hold it around their own swaps)

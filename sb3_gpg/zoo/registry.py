@@ -23,6 +23,7 @@ from sb3_gpg.gpg.gpg import GPG
 from sb3_gpg.gpg_mask.gpg_mask import MaskableGPG
 from sb3_gpg.gpg_mask_recurrent.gpg_mask_recurrent import MaskableRecurrentGPG
 from sb3_gpg.gpg_recurrent.gpg_recurrent import RecurrentGPG
+from sb3_gpg.zoo.cli import ZooError
 
 HYPERPARAMS_FOLDER = Path(__file__).parent.parent / "hyperparams"
 GPG_HYPERPARAMS = HYPERPARAMS_FOLDER / "gpg.yml"
@@ -49,10 +50,6 @@ ZOO_KEYS = {
 NET_ARCHS = {"tiny": [64], "small": [64, 64], "medium": [256, 256]}
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 SEARCHED_BINNINGS = ("time", "universal", "spatial", "spatial_time")
-
-
-class ZooError(Exception):
-    """A mistake in the command line or the hyperparameter file, reported in one line."""
 
 
 def register_gpg() -> None:
@@ -206,8 +203,7 @@ def gpg_parameter_names(algorithm: type[GPG] = GPG) -> set[str]:
     :param algorithm: GPG, MaskableGPG or RecurrentGPG
     :return: the keyword arguments the algorithm's constructor accepts from a hyperparameter file
     """
-    named = set(inspect.signature(algorithm.__init__).parameters) - {"self", "env", "_init_setup_model", "group_options"}
-    return named | set(GROUP_OPTION_NAMES)
+    return set(inspect.signature(algorithm.__init__).parameters) - {"self", "env", "_init_setup_model"}
 
 
 def check_gpg_hyperparams(hyperparams: dict[str, Any], where: str, algorithm: type[GPG] = GPG) -> GroupOptions:

@@ -1,0 +1,237 @@
+"""
+A fitted baseline's estimate of one rollout, cross-fitted: the group's trajectories are dealt to folds, and everything
+a fold's baselines read comes from the other folds (and, for the linear baseline, the remembered rollouts), the
+completion of the cut returns included. Changing one trajectory's rewards moves none of its own baselines, whatever
+``truncated_returns`` is.
+
+Per fold, the returns that the rollout's end cut are completed with a value fitted on the other folds: the linear
+baseline iterates (``VALUE_ITERATIONS``) from the last rollout's fit (or from a fit on the complete returns alone),
+each fit's targets being the cut returns completed with the previous fit's values; knn takes the mean complete return
+of the nearest samples. A sample's own return is completed by its own fold's fit.
+
+Pure array code on one group's samples, env-major (see ``returns.env_major``); nothing here knows of Stable-Baselines3.
+"""
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from sb3_gpg.estimator.baseline_memory import BASE_FEATURES, VALUE_ITERATIONS, BaselineMemory, Equations, predict, solve
+from sb3_gpg.estimator.fitted_baselines import knn_mean, standardise
+
+# The sizes of fit a fold chooses among (its first columns: the time's, then the observation's, then the Fourier
+# features), by a fit on half its trajectories scored on the other half
+CANDIDATE_SIZES = (BASE_FEATURES, 16, 64, 256)
+
+
+class Samples(NamedTuple):
+    """
+    The group's samples as the fitted baselines read them, env-major.
+
+    :param features: the fitted baseline's features, one row per sample (knn's before standardisation)
+    :param partial: the returns within the rollout (complete, or cut where the rollout ended)
+    :param discounts: ``gamma ** k`` (k steps to the rollout's end) for a cut return that is to be completed, else 0
+    :param envs: the env of every sample
+    :param cut_features: the features of each env's state after the rollout, one row per env
+    :param halves: the half of its fold's trajectories every sample's trajectory is in (``trajectory_folds``), on
+        which the linear fit's size is chosen
+    """
+
+    features: np.ndarray
+    partial: np.ndarray
+    discounts: np.ndarray
+    envs: np.ndarray
+    cut_features: np.ndarray
+    halves: np.ndarray
+
+
+class FittedEstimate(NamedTuple):
+    """
+    :param baselines: the baseline of every sample
+    :param returns: every sample's return, a cut one completed by its own fold's fit
+    :param values_at_cut: the value of each env's state after the rollout, by the fold of its cut trajectory (0 where
+        none was found)
+    :param found: which envs have one
+    :param memory_entry: the linear baseline's statistics of this rollout, for the memory (None for knn)
+    :param last_fit: the mean of the folds' linear fits, where the next rollout's value iteration starts
+    """
+
+    baselines: np.ndarray
+    returns: np.ndarray
+    values_at_cut: np.ndarray
+    found: np.ndarray
+    memory_entry: Equations | None
+    last_fit: np.ndarray | None
+
+
+def fitted_estimate(
+    baseline: str,
+    samples: Samples,
+    folds: np.ndarray | None,
+    history: BaselineMemory | None,
+    bootstrap: bool,
+    **kwargs: Any,
+) -> FittedEstimate | None:
+    """
+    :param baseline: ``"linear"`` or ``"knn"``
+    :param samples: the group's samples
+    :param folds: the fold of every sample (``fitted_baselines.trajectory_folds``); None for a single trajectory,
+        whose baselines only a memory can give
+    :param history: the linear baseline's memory of earlier rollouts, or None
+    :param bootstrap: whether the cut returns are completed (``truncated_returns="bootstrap"``; ``samples.discounts``
+        are then those of the cut returns)
+    :param kwargs: the baseline's arguments
+    :return: the estimate; None where nothing can be fitted (a single trajectory and no memory)
+    """
+    if folds is None and not (baseline == "linear" and history is not None and len(history)):
+        return None
+    n_samples = len(samples.partial)
+    cut = samples.discounts > 0 if bootstrap else np.zeros(n_samples, dtype=bool)
+    if folds is None:
+        folds = np.zeros(n_samples, dtype=np.int64)
+        fold_ids: list[int] = [-1]  # fitted on the memory alone
+    else:
+        fold_ids = list(range(int(folds.max()) + 1))
+    baselines, returns = np.empty(n_samples), samples.partial.copy()
+    n_envs = len(samples.cut_features)
+    values_at_cut, found = np.zeros(n_envs), np.zeros(n_envs, dtype=bool)
+    if baseline == "knn":
+        features, cut_features = standardise(samples.features, samples.cut_features)
+        samples = samples._replace(features=features, cut_features=cut_features)
+    fits = []
+    for fold in fold_ids:
+        own = folds == fold if fold >= 0 else np.ones(n_samples, dtype=bool)
+        train = ~own if fold >= 0 else np.zeros(n_samples, dtype=bool)
+        fit = _linear_fold if baseline == "linear" else _knn_fold
+        fold_baselines, values, has_value, coefficients = fit(samples, train, own, history, bootstrap, **kwargs)
+        baselines[own] = fold_baselines
+        own_cut = own & cut
+        returns[own_cut] += samples.discounts[own_cut] * values[samples.envs[own_cut]]
+        own_envs = np.unique(samples.envs[own_cut])
+        values_at_cut[own_envs], found[own_envs] = values[own_envs], has_value
+        fits.append(coefficients)
+    memory_entry = last_fit = None
+    if baseline == "linear":
+        completed = samples.cut_features[samples.envs] if cut.any() else np.zeros_like(samples.features)
+        memory_entry = Equations.of(samples.features, samples.partial, samples.discounts, completed, returns)
+        usable = [coefficients for coefficients in fits if coefficients is not None]
+        if usable:
+            last_fit = np.zeros(max(map(len, usable)))
+            for coefficients in usable:
+                last_fit[: len(coefficients)] += coefficients / len(usable)
+    return FittedEstimate(baselines, returns, values_at_cut, found, memory_entry, last_fit)
+
+
+def _linear_fold(
+    samples: Samples, train: np.ndarray, own: np.ndarray, history: BaselineMemory | None, bootstrap: bool, **kwargs: Any
+) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray | None]:
+    """
+    :param train: the samples fitted on (the other folds')
+    :param own: the samples whose baselines are fitted
+    :param bootstrap: whether the cut returns are completed
+    :return: the own samples' baselines, each env's value after the rollout, whether there is one, and the fit
+    """
+    ridge, recency = kwargs["ridge"], kwargs["recency"]
+    halves = [_equations(samples, train & (samples.halves == half)) for half in (0, 1)]
+    current = halves[0].plus(halves[1]) if train.any() else None
+    remembered: list[tuple[float, Equations]] = []
+    if history is not None and len(history):
+        remembered = list(zip(history.weights(recency, int(train.sum())), history.rollouts, strict=True))
+    completion = None
+    if bootstrap:
+        completion = history.last_fit if history is not None and remembered else None
+        complete = train & (samples.discounts == 0)
+        if completion is None and complete.any():
+            completion = solve(_equations(samples, complete), [], None, ridge, BASE_FEATURES)
+    size = _chosen_size(samples, train, halves, remembered, completion, ridge)
+    coefficients = solve(current, remembered, completion, ridge, size)
+    for _ in range(VALUE_ITERATIONS if completion is not None else 0):
+        completion = coefficients
+        coefficients = solve(current, remembered, completion, ridge, size)
+    assert coefficients is not None, "a fold has samples to fit on or a memory"
+    low, high = _target_range(samples, train, remembered, completion)
+    values = np.zeros(len(samples.cut_features))
+    if completion is not None:
+        values = predict(coefficients, samples.cut_features, low, high)
+    return predict(coefficients, samples.features[own], low, high), values, completion is not None, coefficients
+
+
+def _targets(samples: Samples, rows: np.ndarray, completion: np.ndarray | None) -> np.ndarray:
+    """:return: the returns of the samples ``rows``, cut ones completed by the fit ``completion``"""
+    if completion is None:
+        return samples.partial[rows]
+    cut_values = samples.cut_features[samples.envs[rows], : len(completion)] @ completion
+    return samples.partial[rows] + samples.discounts[rows] * cut_values
+
+
+def _target_range(
+    samples: Samples, train: np.ndarray, remembered: list[tuple[float, Equations]], completion: np.ndarray | None
+) -> tuple[float, float]:
+    """:return: the range of the returns fitted on: the other folds' as completed, and the remembered ones'"""
+    targets = _targets(samples, train, completion)
+    low = min([float(targets.min(initial=np.inf)), *(rollout.low for _, rollout in remembered)])
+    high = max([float(targets.max(initial=-np.inf)), *(rollout.high for _, rollout in remembered)])
+    return low, high
+
+
+def _chosen_size(
+    samples: Samples,
+    train: np.ndarray,
+    halves: list[Equations],
+    remembered: list[tuple[float, Equations]],
+    completion: np.ndarray | None,
+    ridge: float,
+) -> int:
+    """
+    :param halves: the statistics of the two halves of the training trajectories
+    :return: the size of fit (``CANDIDATE_SIZES``, and all the features) whose fit on one half and the memory predicts
+        the other half best, summed over both ways; with no two halves, all the features where there is a memory, else
+        the time's alone
+    """
+    n_features = samples.features.shape[1]
+    if not (halves[0].n_samples and halves[1].n_samples):
+        return n_features if remembered else BASE_FEATURES
+    sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)})
+    errors = []
+    for size in sizes:
+        error = 0.0
+        for half in (0, 1):
+            rows = train & (samples.halves == half)
+            coefficients = solve(halves[1 - half], remembered, completion, ridge, size)
+            assert coefficients is not None, "a half has samples"
+            low, high = _target_range(samples, train & (samples.halves != half), remembered, completion)
+            predictions = predict(coefficients, samples.features[rows], low, high)
+            error += float(np.sum((predictions - _targets(samples, rows, completion)) ** 2))
+        errors.append(error)
+    return sizes[int(np.argmin(errors))]
+
+
+def _equations(samples: Samples, rows: np.ndarray) -> Equations:
+    """:return: the statistics of the samples ``rows``"""
+    return Equations.of(
+        samples.features[rows],
+        samples.partial[rows],
+        samples.discounts[rows],
+        samples.cut_features[samples.envs[rows]],
+        samples.partial[rows],
+    )
+
+
+def _knn_fold(
+    samples: Samples, train: np.ndarray, own: np.ndarray, history: BaselineMemory | None, bootstrap: bool, **kwargs: Any
+) -> tuple[np.ndarray, np.ndarray, bool, None]:
+    """
+    :return: the own samples' baselines (the mean return of the nearest samples of the other folds, their cut returns
+        completed), each env's value after the rollout (the mean complete return of the nearest complete samples of the
+        other folds), whether there is one, and no fit
+    """
+    n_neighbors, max_samples = kwargs["n_neighbors"], kwargs["max_samples"]
+    complete = train & (samples.discounts == 0)
+    values = np.zeros(len(samples.cut_features))
+    has_value = bootstrap and bool(complete.any())
+    if has_value:
+        train_returns = samples.partial[complete]
+        values = knn_mean(samples.features[complete], train_returns, samples.cut_features, n_neighbors, max_samples)
+    targets = samples.partial[train] + samples.discounts[train] * values[samples.envs[train]]
+    baselines = knn_mean(samples.features[train], targets, samples.features[own], n_neighbors, max_samples)
+    return baselines, values, has_value, None

@@ -1,0 +1,273 @@
+"""
+The default estimator's promises, each checked by perturbing its input rather than against a reference that shares its
+design: no trajectory in its own baseline (the bootstrap of cut returns and the memory included), no lag when the
+returns drift, a cost flat in the observation's size, no over-fit on small first rollouts, a fit that does not depend
+on the observations' units, state that follows the model (seed, ``set_env``, an estimate computed twice), and one
+default everywhere.
+"""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch as th
+import yaml
+from gymnasium import spaces
+
+from sb3_gpg import GPG
+from sb3_gpg.common.buffers import GroupRolloutBuffer
+from tests.test_state_aware import N_ENVS, fill, make_buffer, rollouts
+
+
+def run(buffer, rollout, scale_env=None, scale=1.0, first_row=0):
+    observations, rewards, starts, last_dones, last_obs = rollout
+    rewards = rewards.copy()
+    if scale_env is not None:
+        rewards[first_row:, scale_env] *= scale
+    fill(buffer, observations, rewards, starts, last_dones, last_obs)
+    return buffer.values.copy(), buffer.returns.copy()
+
+
+def all_cut(rollout):
+    """The rollout with no episode ending inside it: each env's rollout one trajectory, cut by the rollout's end."""
+    observations, rewards, starts, last_dones, last_obs = rollout
+    return [observations, rewards, np.zeros_like(starts), np.zeros_like(last_dones), last_obs]
+
+
+@pytest.mark.parametrize("baseline", ["linear", "knn"])
+@pytest.mark.parametrize("trajectory", ["complete", "cut", "all cut"])
+@pytest.mark.parametrize("history", [0, 2])
+def test_changing_one_trajectory_moves_none_of_its_own_baselines_with_the_cut_returns_bootstrapped(
+    baseline, trajectory, history
+):
+    # The trajectory changed is an env's last one: complete (its return completes the other folds' cut ones), cut,
+    # or cut in a rollout where every trajectory is
+    if baseline == "knn" and history:
+        pytest.skip("knn has no memory")
+    earlier = list(rollouts(seed=5, n_rollouts=history + 1))
+    last = list(earlier.pop())
+    if trajectory == "all cut":
+        last = all_cut(last)
+    env = 0
+    last[3][env] = trajectory == "complete"
+    kwargs = {"memory": 2, "fourier_seed": 0} if baseline == "linear" else {}
+    starts = last[2][:, env]
+    first_row = int(np.flatnonzero(starts)[-1]) if starts.any() else 0
+    results = []
+    for scale in (1.0, 5.0):
+        buffer = make_buffer(GroupRolloutBuffer, 1.0, baseline=baseline, truncated_returns="bootstrap", baseline_kwargs=kwargs)
+        for rollout in earlier:
+            run(buffer, rollout)
+        values, returns = run(buffer, last, scale_env=env, scale=scale, first_row=first_row)
+        results.append((values[first_row:, env], returns[first_row:, env], values))
+    (own_before, returns_before, all_before), (own_after, returns_after, all_after) = results
+    assert not np.allclose(returns_before, returns_after), "the perturbation changes the trajectory's returns"
+    np.testing.assert_allclose(own_before, own_after, rtol=1e-6, atol=1e-6)
+    assert not np.allclose(all_before, all_after), "other trajectories' baselines read it"
+
+
+GAMMA_DRIFT = 0.99
+
+
+def drifting_rollouts(scales, n_envs=8, n_steps=512, episode=1000, seed=0):
+    """
+    A task whose rewards are ``scale`` a step (one scale a rollout), in episodes of ``episode`` steps; the envs' first
+    episodes are shorter, staggered, so that rollouts of ``n_steps`` cut the episodes at all times; observations are
+    noise. Yields each rollout and the true value of each env's state after it (under that rollout's scale).
+    """
+    rng = np.random.default_rng(seed)
+    times = np.zeros(n_envs, dtype=np.int64)
+    lengths = episode - np.arange(n_envs) * episode // n_envs
+    last_dones = np.ones(n_envs, dtype=bool)
+    for scale in scales:
+        observations = rng.normal(size=(n_steps, n_envs, 3)).astype(np.float32)
+        starts = np.zeros((n_steps, n_envs), dtype=np.float32)
+        rewards = np.full((n_steps, n_envs), scale, dtype=np.float32)
+        for step in range(n_steps):
+            starts[step] = times == 0
+            times += 1
+            ended = times == lengths
+            times[ended], lengths[ended] = 0, episode
+        last_dones = times == 0
+        true_values = scale * (1 - GAMMA_DRIFT ** (lengths - times)) / (1 - GAMMA_DRIFT)
+        yield (observations, rewards, starts, last_dones, rng.normal(size=(n_envs, 3)).astype(np.float32)), true_values
+
+
+def bootstrap_ratios(scales):
+    """:return: per rollout, the default's mean value of the cut envs' states after it over their true mean value"""
+    buffer = GroupRolloutBuffer(512, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=GAMMA_DRIFT, n_envs=8,
+                                baseline="auto", truncated_returns="bootstrap")  # fmt: skip
+    ratios = []
+    for (observations, rewards, starts, last_dones, last_obs), true_values in drifting_rollouts(scales):
+        buffer.reset()
+        for step in range(len(rewards)):
+            buffer.add(observations[step], np.zeros((8, 1)), rewards[step], starts[step], th.zeros(8), th.zeros(8))
+        buffer.compute_returns_and_advantage(th.zeros(8), last_dones, last_obs=last_obs)
+        cut = ~last_dones
+        # the value the bootstrap gave each cut env: its completed return less the reward, at its last row
+        added = buffer.returns[-1, cut] - rewards[-1, cut]
+        ratios.append(float(added.sum() / (GAMMA_DRIFT * true_values[cut]).sum()))
+    return np.array(ratios)
+
+
+def test_the_default_bootstrap_follows_returns_that_grow_five_percent_a_rollout():
+    ratios = bootstrap_ratios(1.05 ** np.arange(10))
+    assert np.all(np.abs(ratios[2:] - 1) <= 0.05), ratios
+
+
+def test_the_default_bootstrap_follows_a_doubling_of_the_rewards_within_two_rollouts():
+    ratios = bootstrap_ratios([1.0] * 8 + [2.0] * 4)
+    assert abs(ratios[8 + 2] - 1) <= 0.10, ratios
+
+
+def memory_bytes(buffer) -> int:
+    """The bytes of every array the buffer's baseline memory holds, however it holds them."""
+    seen, total = set(), 0
+
+    def walk(item):
+        nonlocal total
+        if id(item) in seen:
+            return
+        seen.add(id(item))
+        if isinstance(item, np.ndarray):
+            total += item.nbytes
+        elif isinstance(item, (list, tuple, set)) or type(item).__name__ == "deque":
+            for part in item:
+                walk(part)
+        elif isinstance(item, dict):
+            for part in item.values():
+                walk(part)
+        elif hasattr(item, "__dict__"):
+            walk(vars(item))
+
+    walk(buffer.baseline_memory)
+    return total
+
+
+def test_the_defaults_memory_does_not_grow_with_the_observations_size():
+    sizes = {}
+    for obs_dim in (100, 3000):
+        rng = np.random.default_rng(0)
+        buffer = GroupRolloutBuffer(32, spaces.Box(-5, 5, (obs_dim,)), spaces.Discrete(2), gamma=0.99, n_envs=4,
+                                    baseline="auto", truncated_returns="bootstrap")  # fmt: skip
+        for _ in range(3):
+            buffer.reset()
+            for step in range(32):
+                starts = np.full(4, step % 10 == 0, dtype=np.float32)
+                buffer.add(rng.normal(size=(4, obs_dim)).astype(np.float32), np.zeros((4, 1)),
+                           rng.normal(size=4).astype(np.float32), starts, th.zeros(4), th.zeros(4))  # fmt: skip
+            buffer.compute_returns_and_advantage(th.zeros(4), np.zeros(4, dtype=bool), last_obs=rng.normal(size=(4, obs_dim)))
+        sizes[obs_dim] = memory_bytes(buffer)
+    assert sizes[100] > 0
+    assert sizes[3000] <= 1.1 * sizes[100], sizes
+
+
+def test_the_linear_fit_does_not_depend_on_the_observations_units():
+    # Standardised features and a ridge scaled to the data: observations 100 times smaller (inside the clip range)
+    # give the same baselines
+    rollout = list(next(rollouts(seed=2, n_rollouts=1)))
+    baselines = []
+    for unit in (1.0, 0.01):
+        observations, last_obs = rollout[0] * unit, rollout[4] * unit
+        buffer = make_buffer(GroupRolloutBuffer, 1.0, baseline="linear", baseline_kwargs={"fourier": 0, "memory": 0})
+        fill(buffer, observations, rollout[1], rollout[2], rollout[3], last_obs)
+        baselines.append(buffer.values.copy())
+    np.testing.assert_allclose(baselines[0], baselines[1], rtol=1e-4, atol=1e-4)
+
+
+def time_only_explained_variance(buffer, n_steps, n_envs) -> float:
+    """The out-of-fold explained variance of a ridge fit on the cubic in the episode time alone, on the buffer's folds."""
+    returns, times, starts = buffer.returns, buffer.episode_times / 100.0, buffer.episode_starts
+    trajectories = []  # (first row, env, rows)
+    for env in range(n_envs):
+        rows = []
+        for step in range(n_steps):
+            if (step == 0 or starts[step, env]) and rows:
+                trajectories.append((rows[0], env, rows))
+                rows = []
+            rows.append(step)
+        trajectories.append((rows[0], env, rows))
+    trajectories.sort(key=lambda t: (t[0], t[1]))
+    fold_of = {}
+    for number, (_, env, rows) in enumerate(trajectories):
+        for row in rows:
+            fold_of[row, env] = number % 2
+    predictions = np.zeros_like(returns, dtype=np.float64)
+    for fold in (0, 1):
+        train = [(row, env) for (row, env), f in fold_of.items() if f != fold]
+        x = np.array([[1, times[r, e], times[r, e] ** 2, times[r, e] ** 3] for r, e in train])
+        y = np.array([returns[r, e] for r, e in train])
+        weights = np.linalg.lstsq(x, y, rcond=None)[0]
+        for (row, env), f in fold_of.items():
+            if f == fold:
+                t = times[row, env]
+                predictions[row, env] = weights @ [1, t, t * t, t**3]
+    return float(1 - np.var(returns - predictions) / np.var(returns))
+
+
+def test_the_first_rollouts_fit_is_no_worse_out_of_fold_than_the_time_only_fit():
+    # With an empty memory, a rollout of 8 envs x 32 steps of CartPole under random actions (128 samples a fold)
+    default, time_only = [], []
+    for seed in range(8):
+        env = gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1") for _ in range(8)])
+        obs, _ = env.reset(seed=seed)
+        env.action_space.seed(seed)
+        buffer = GroupRolloutBuffer(32, env.single_observation_space, env.single_action_space, gamma=0.99, n_envs=8,
+                                    baseline="auto", truncated_returns="keep")  # fmt: skip
+        starts = np.ones(8, dtype=np.float32)
+        for _ in range(32):
+            action = env.action_space.sample()
+            new_obs, rewards, terminated, truncated, _ = env.step(action)
+            buffer.add(obs, action.reshape(8, 1), rewards, starts, th.zeros(8), th.zeros(8))
+            obs, starts = new_obs, (terminated | truncated).astype(np.float32)
+        buffer.compute_returns_and_advantage(th.zeros(8), starts.astype(bool), last_obs=obs)
+        default.append(buffer.group_stats["baseline_explained_variance"])
+        time_only.append(time_only_explained_variance(buffer, 32, 8))
+    assert np.median(default) >= np.median(time_only) - 0.05, (default, time_only)
+
+
+def test_computing_a_rollouts_advantages_twice_gives_the_same_and_remembers_it_once():
+    buffer = make_buffer(GroupRolloutBuffer, 0.95, baseline="auto", truncated_returns="bootstrap")
+    stream = rollouts(seed=3, n_rollouts=3)
+    for rollout in list(stream)[:2]:
+        run(buffer, rollout)
+    rollout = next(rollouts(seed=4, n_rollouts=1))
+    run(buffer, rollout)
+    first = (buffer.advantages.copy(), buffer.returns.copy(), buffer.episode_times.copy(), len(buffer.baseline_memory))
+    buffer.compute_returns_and_advantage(th.zeros(N_ENVS), rollout[3], last_obs=rollout[4])
+    second = (buffer.advantages.copy(), buffer.returns.copy(), buffer.episode_times.copy(), len(buffer.baseline_memory))
+    for before, after in zip(first[:3], second[:3], strict=True):
+        np.testing.assert_array_equal(before, after)
+    assert first[3] == second[3] == 3
+
+
+def test_the_random_features_are_drawn_from_the_models_seed():
+    def feature_seed(seed):
+        model = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, seed=seed)
+        return model.rollout_buffer.group_options.baseline_kwargs["fourier_seed"]
+
+    assert feature_seed(1) == feature_seed(1)
+    assert feature_seed(1) != feature_seed(2)
+
+
+def test_the_constructors_default_and_gpg_ymls_default_entry_are_one_estimator():
+    from importlib import resources
+
+    entry = yaml.safe_load(resources.files("sb3_gpg").joinpath("hyperparams/gpg.yml").read_text())["default"]
+    options = {name: entry[name] for name in ("baseline", "baseline_kwargs") if name in entry}
+    constructor = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, seed=0)
+    from_entry = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, seed=0, **options)
+    assert from_entry.rollout_buffer.group_options == constructor.rollout_buffer.group_options
+
+
+@pytest.mark.parametrize(
+    "options", [{"baseline": "linear"}, {"baseline_kwargs": {"ridge": 1e-2}}, {"baseline": "linear", "baseline_kwargs": {}}]
+)
+def test_the_linear_baseline_named_or_given_some_arguments_keeps_the_defaults_memory_and_features(options):
+    model = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, seed=0, **options)
+    default = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, seed=0)
+    kwargs, default_kwargs = (
+        model.rollout_buffer.group_options.baseline_kwargs,
+        default.rollout_buffer.group_options.baseline_kwargs,
+    )
+    assert kwargs["memory"] == default_kwargs["memory"] > 0
+    assert kwargs["fourier"] == default_kwargs["fourier"] > 0
