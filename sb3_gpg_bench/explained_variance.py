@@ -16,12 +16,12 @@ Every measure scores predictions made before the update that uses them:
   those same values, which flatters them.
 """
 
-import json
 from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 
+from sb3_gpg_bench.suite import read_training_log
 from sb3_gpg_bench.suites import Suite
 from sb3_gpg_bench.timing import meta
 
@@ -43,8 +43,7 @@ def explained_series(folder: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     :return: per measure the run logged, the steps and the explained variance logged at each (GPG's older runs logged
         their in-sample one as ``train/explained_variance``: left out beside the held-out one)
     """
-    path = folder / "training_log.json"
-    logged = json.loads(path.read_text()) if path.exists() else {}
+    logged = read_training_log(folder)
     series = {}
     for key, measure in MEASURES.items():
         if logged.get(key) and measure not in series:

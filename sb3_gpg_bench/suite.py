@@ -7,9 +7,10 @@ Each run is one ``train`` subprocess with ``N_EVALUATIONS`` evaluations over its
 ``EVAL_EPISODES`` deterministic episodes each) and one torch thread. What a run leaves in ``<out>/runs/<run>/`` is
 small: RL Zoo's ``evaluations.npz``, the resolved hyperparameters (``config.yml``, ``args.yml``) and ``meta.json``
 (command, wall time, versions, the machine's load through the run and when each evaluation was written), and
-``training_log.json`` (``LOGGED_KEYS``); model files are not kept.
+``training_log.json.gz`` (``LOGGED_KEYS``); model files are not kept.
 """
 
+import gzip
 import json
 import platform
 import sys
@@ -35,6 +36,8 @@ OLDER_ENTRIES = {"HalfCheetah-v5": "HalfCheetah-v4", "Hopper-v5": "Hopper-v4", "
               "Swimmer-v5": "Swimmer-v4", "Ant-v5": "Ant-v4", "InvertedDoublePendulum-v5": "InvertedDoublePendulum-v2",
               "Reacher-v5": "Reacher-v2", "InvertedPendulum-v5": "InvertedPendulum-v2"}  # fmt: skip
 RUN_FILES = ("evaluations.npz", "config.yml", "args.yml", "meta.json")
+# A run's log of what each update logged, compressed (runs made before it was, ``training_log.json``)
+TRAINING_LOG = "training_log.json.gz"
 # What each update logged that the runs are compared on, read from the training's standard output (SB3's tables at
 # ``verbose=1``), kept in ``training_log.json``: how much of the returns the baseline or critic explains (PPO's
 # train/explained_variance; GPG's train/baseline_explained_variance, held out, which runs before 0.1.0's release logged
@@ -141,9 +144,22 @@ def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, byte
                 **{name: _version(name) for name in ("torch", "stable_baselines3", "rl_zoo3", "sb3_gpg")},
             },
         }
-    files["training_log.json"] = (json.dumps(logged_series(result.stdout, LOGGED_KEYS)) + "\n").encode()
+    # compressed (mtime 0: the same log gives the same bytes), as every report reads it (read_training_log)
+    logged = (json.dumps(logged_series(result.stdout, LOGGED_KEYS)) + "\n").encode()
+    files[TRAINING_LOG] = gzip.compress(logged, mtime=0)
     files["meta.json"] = (json.dumps(meta, indent=1) + "\n").encode()
     return files
+
+
+def read_training_log(folder: Path) -> dict[str, list[list[float]]]:
+    """
+    :param folder: a finished run's folder
+    :return: its training log (``logged_series``), compressed or not; empty where it kept none
+    """
+    if (folder / TRAINING_LOG).exists():
+        return json.loads(gzip.decompress((folder / TRAINING_LOG).read_bytes()))
+    path = folder / "training_log.json"
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 def logged_series(stdout: str, keys: tuple[str, ...]) -> dict[str, list[list[float]]]:
@@ -218,7 +234,7 @@ def run_suite(
     def keep(task: tuple[Run, int | None, int], files: dict[str, bytes]) -> None:
         folder = out / "runs" / task[0].name
         folder.mkdir(parents=True, exist_ok=True)
-        for name in (*RUN_FILES[:-1], "training_log.json"):
+        for name in (*RUN_FILES[:-1], TRAINING_LOG):
             (folder / name).write_bytes(files[name])
         # meta.json marks the run finished: written whole or not at all
         (folder / "meta.json.tmp").write_bytes(files["meta.json"])

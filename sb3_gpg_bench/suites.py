@@ -397,6 +397,9 @@ SWAP = [
         PPO_ENTRY,
     ),
     Setting("gpg_swap_memory8", "gpg", (*LINEAR_BOOTSTRAP, "baseline_kwargs:{'memory':8}"), PPO_ENTRY),
+    # the constructor's estimator made sound (the linear fit's features capped, its bootstrap cross-fitted, its
+    # memory re-completing the cut returns): what a one-word swap gets since
+    Setting("gpg_swap_sound", "gpg", (), PPO_ENTRY),
     # with the memory: a rollout of long episodes holds too few trajectories to fit the baseline on alone
     Setting(
         "gpg_swap_memory_logstd-1",

@@ -15,12 +15,13 @@ over training, one line per run.
 """
 
 import argparse
-import json
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
+
+from sb3_gpg_bench.suite import read_training_log
 
 LOG_STDS = (0.0, -0.5, -0.75, -1.0, -1.5)
 # The logged series the plot shows, by panel title; the explained variance is GPG's held-out one or PPO's own
@@ -76,7 +77,7 @@ def plot(folders: list[Path], output: Path) -> None:
 
     fig, axes = plt.subplots(1, len(PANELS), figsize=(5 * len(PANELS), 4))
     for folder in folders:
-        logged = json.loads((folder / "training_log.json").read_text())
+        logged = read_training_log(folder)
         for ax, keys in zip(axes, PANELS.values(), strict=True):
             series = next((np.asarray(logged[key], dtype=float) for key in keys if logged.get(key)), None)
             if series is not None:

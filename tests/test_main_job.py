@@ -77,12 +77,12 @@ def test_num_threads_is_named_as_in_sb3_gpg_train(capsys):
     "argv, message",
     [
         (["--env", "FrozenLake-v1", "--baseline", "linear"], "baseline='linear' fits the returns on the Box observations"),
-        (["--env", "Blackjack-v1"], "Tuple(Discrete(32), Discrete(11), Discrete(2)) observation space is not supported"),
+        (["--env", "Blackjack-v1"], "a Tuple observation space (Tuple(Discrete(32), Discrete(11), Discrete(2)))"),
     ],
 )
 def test_what_the_env_cannot_serve_is_one_line_before_training(argv, message, capsys):
     captured = refused(argv, capsys)
-    assert captured.err.startswith(f"python -m sb3_gpg: error: {message}")
+    assert captured.err.startswith("python -m sb3_gpg: error: ") and message in captured.err
     assert captured.err.count("\n") == 1 and "Trained" not in captured.out
 
 

@@ -309,7 +309,7 @@ def test_zoo_suite_runs_resumes_and_reports_a_tiny_grid(tmp_path):
     assert "2 runs, 0 already done, 2 to run" in run(*args, cwd=tmp_path)
     for name in ("CartPole-v1__ppo__seed100", "CartPole-v1__gpg_linear__seed100"):
         files = sorted(path.name for path in (tmp_path / "out" / "runs" / name).iterdir())
-        assert files == ["args.yml", "config.yml", "evaluations.npz", "meta.json", "training_log.json"]  # no model files
+        assert files == ["args.yml", "config.yml", "evaluations.npz", "meta.json", "training_log.json.gz"]  # no model files
         evaluations = np.load(tmp_path / "out" / "runs" / name / "evaluations.npz")
         # every twentieth of the budget (RL Zoo rounds the frequency down to whole steps of all envs), 10 episodes each
         assert len(evaluations["results"]) >= 20 and evaluations["results"].shape[1] == 10

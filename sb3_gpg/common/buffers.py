@@ -1,6 +1,6 @@
 from collections.abc import Generator
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch as th
@@ -189,26 +189,36 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
 class GroupRolloutBuffer(BaseGroupRolloutBuffer):
     """
     ``BaseGroupRolloutBuffer`` whose minibatches leave out the samples that ``truncated_returns="mask"`` keeps out of
-    the loss, and are gathered once per call of ``get`` rather than one by one. See ``BaseGroupRolloutBuffer`` for the
-    parameters.
+    the loss. See ``BaseGroupRolloutBuffer`` for the parameters.
     """
+
+    # Set while ``get`` draws its permutation through the parent's ``get``
+    _indices_only = False
 
     # SB3's get is typed for the flat samples only
     def get(self, batch_size: int | None = None) -> Generator[RolloutBufferSamples | DictRolloutBufferSamples, None, None]:  # type: ignore[override]
         """
-        Minibatches of ``batch_size`` samples in a random order drawn per call, as ``RolloutBuffer.get`` draws them:
-        SB3's ``get`` without a batch size gathers the whole permutation in one ``_get_samples`` call
-        (``tests/test_buffers.py`` pins that), and the minibatches are slices of it.
+        Minibatches of ``batch_size`` samples in a random order drawn per call, as ``RolloutBuffer.get`` draws them
+        (SB3's ``get`` without a batch size takes the whole permutation in one ``_get_samples`` call;
+        ``tests/test_buffers.py`` pins that): the samples out of the loss are taken out of the permutation first, so
+        that minibatches are full, and each is gathered when it is reached, so that no copy of the whole rollout is
+        held (it would double the memory of large observations).
         """
-        (shuffled,) = super().get()
-        n_samples = len(shuffled.advantages)
-        batch_size = batch_size or n_samples
-        for start in range(0, n_samples, batch_size):
-            yield type(shuffled)(*(_slice(field, start, start + batch_size) for field in shuffled))
+        self._indices_only = True
+        try:
+            (permutation,) = super().get()
+        finally:
+            self._indices_only = False
+        indices = cast(np.ndarray, permutation)  # what _get_samples returns while _indices_only
+        batch_size = batch_size or len(indices)
+        for start in range(0, len(indices), batch_size):
+            yield self._get_samples(indices[start : start + batch_size])
 
     def _get_samples(self, batch_inds: np.ndarray, env: VecNormalize | None = None):
         if self.in_loss is not None:
             batch_inds = batch_inds[self.in_loss[batch_inds]]
+        if self._indices_only:
+            return batch_inds
         return super()._get_samples(batch_inds, env)
 
 
@@ -222,15 +232,6 @@ def _with_feature_seed(options: GroupOptions) -> GroupOptions:
     if options.baseline != "linear" or kwargs is None or kwargs.get("fourier_seed", 0) is not None:
         return options
     return replace(options, baseline_kwargs={**kwargs, "fourier_seed": int(np.random.randint(2**31 - 1))})
-
-
-def _slice(field: Any, start: int, stop: int) -> Any:
-    """
-    :return: rows ``start:stop`` of a samples field: a tensor, or a dict of tensors for Dict observations
-    """
-    if isinstance(field, dict):
-        return {key: tensor[start:stop] for key, tensor in field.items()}
-    return field[start:stop]
 
 
 # SB3 types each buffer's get for its own samples

@@ -36,9 +36,10 @@ class Equations(NamedTuple):
 
     :param gram: ``X^T X``
     :param partial: ``X^T y``, with ``y`` the returns within the rollout (complete, or cut where it ended)
-    :param cut_cross: ``X^T G Q``: for a cut return, ``gamma ** k`` (k steps to the cut) times the features of the
-        state after the cut (rows of zeros for complete returns), so that ``partial + cut_cross @ theta`` are the
-        products with the returns completed by the fit ``theta``
+    :param cut_sums: per env, the sum of its cut samples' features, each times ``gamma ** k`` (k steps to the cut),
+        so that ``partial + cut_sums^T (cut_states @ theta)`` are the products with the returns completed by the fit
+        ``theta``
+    :param cut_states: the features of each env's state after the rollout
     :param n_samples: the number of samples
     :param low: the smallest return (as completed when the samples were fitted on)
     :param high: the largest
@@ -46,26 +47,37 @@ class Equations(NamedTuple):
 
     gram: np.ndarray
     partial: np.ndarray
-    cut_cross: np.ndarray
+    cut_sums: np.ndarray
+    cut_states: np.ndarray
     n_samples: int
     low: float
     high: float
 
     @classmethod
     def of(
-        cls, features: np.ndarray, partial: np.ndarray, discounts: np.ndarray, cut_features: np.ndarray, returns: np.ndarray
+        cls,
+        features: np.ndarray,
+        partial: np.ndarray,
+        discounts: np.ndarray,
+        envs: np.ndarray,
+        cut_states: np.ndarray,
+        returns: np.ndarray,
     ) -> "Equations":
         """
         :param features: one row per sample, float64
         :param partial: the returns within the rollout
         :param discounts: ``gamma ** k`` to the cut for a cut return, 0 for a complete one
-        :param cut_features: the features of the state after the cut, one row per sample (any row where complete)
+        :param envs: the env of every sample
+        :param cut_states: the features of each env's state after the rollout
         :param returns: the returns as completed, for the range
         """
+        cut_sums = np.zeros_like(cut_states)
+        np.add.at(cut_sums, envs, features * discounts[:, None])
         return cls(
             features.T @ features,
             features.T @ partial,
-            (features * discounts[:, None]).T @ cut_features,
+            cut_sums,
+            cut_states,
             len(partial),
             float(returns.min()) if len(returns) else np.inf,
             float(returns.max()) if len(returns) else -np.inf,
@@ -73,10 +85,12 @@ class Equations(NamedTuple):
 
     def plus(self, other: "Equations") -> "Equations":
         """:return: the statistics of both sets of samples"""
+        assert self.cut_states is other.cut_states, "samples of one rollout"
         return Equations(
             self.gram + other.gram,
             self.partial + other.partial,
-            self.cut_cross + other.cut_cross,
+            self.cut_sums + other.cut_sums,
+            self.cut_states,
             self.n_samples + other.n_samples,
             min(self.low, other.low),
             max(self.high, other.high),
@@ -89,7 +103,7 @@ class Equations(NamedTuple):
         """
         if completion is None:
             return self.partial[:n_columns]
-        return self.partial[:n_columns] + self.cut_cross[:n_columns, : len(completion)] @ completion
+        return self.partial[:n_columns] + self.cut_sums[:, :n_columns].T @ (self.cut_states[:, : len(completion)] @ completion)
 
 
 class BaselineMemory:

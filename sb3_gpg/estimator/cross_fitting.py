@@ -112,8 +112,9 @@ def fitted_estimate(
         fits.append(coefficients)
     memory_entry = last_fit = None
     if baseline == "linear":
-        completed = samples.cut_features[samples.envs] if cut.any() else np.zeros_like(samples.features)
-        memory_entry = Equations.of(samples.features, samples.partial, samples.discounts, completed, returns)
+        memory_entry = Equations.of(
+            samples.features, samples.partial, samples.discounts, samples.envs, samples.cut_features, returns
+        )
         usable = [coefficients for coefficients in fits if coefficients is not None]
         if usable:
             last_fit = np.zeros(max(map(len, usable)))
@@ -212,7 +213,8 @@ def _equations(samples: Samples, rows: np.ndarray) -> Equations:
         samples.features[rows],
         samples.partial[rows],
         samples.discounts[rows],
-        samples.cut_features[samples.envs[rows]],
+        samples.envs[rows],
+        samples.cut_features,
         samples.partial[rows],
     )
 

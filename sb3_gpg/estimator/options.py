@@ -56,10 +56,10 @@ class GroupOptions:
         Box, or a Dict's Box parts, no images) and the binning is the time's, else ``"bins"`` (``resolved``);
         ``"bins"`` (the mean first-visit return of the sample's bin: with the other defaults, the paper's estimator),
         or a baseline fitted per rollout to the group's returns on the observation and the episode time, cross-fitted
-        so that no trajectory's returns enter its own baseline, its bootstrap included: ``"linear"`` (ridge regression on a cubic in the time, the
-        clipped observation or its random projection, their squares and random Fourier features, fitted together with
-        the last rollouts) or ``"knn"`` (mean return of the nearest samples of other trajectories); see
-        ``fitted_baselines`` and ``cross_fitting``
+        so that no trajectory's returns enter its own baseline, its bootstrap included: ``"linear"`` (ridge regression
+        on a cubic in the time, the clipped observation or its random projection, their squares and random Fourier
+        features, fitted together with the last rollouts) or ``"knn"`` (mean return of the nearest samples of other
+        trajectories); see ``fitted_baselines`` and ``cross_fitting``
     :param baseline_kwargs: the fitted baseline's arguments, each given one replacing its default
         (``fitted_baselines.BASELINE_KWARGS``; ``LINEAR_KWARGS`` for the linear one): ``n_folds`` (both), ``ridge``
         (linear: the penalty per sample on a standardised coefficient), ``memory`` and ``recency`` (linear: the last
