@@ -398,8 +398,9 @@ SWAP = [
     ),
     Setting("gpg_swap_memory8", "gpg", (*LINEAR_BOOTSTRAP, "baseline_kwargs:{'memory':8}"), PPO_ENTRY),
     # the constructor's estimator made sound (the linear fit's features capped, its bootstrap cross-fitted, its
-    # memory re-completing the cut returns): what a one-word swap gets since
-    Setting("gpg_swap_sound", "gpg", (), PPO_ENTRY),
+    # memory re-completing the cut returns): what a one-word swap gets since (the suite gives a PPO entry the paper's
+    # estimator where it names none, as gpg_swap's runs had it: the constructor's defaults are named here)
+    Setting("gpg_swap_sound", "gpg", ("baseline:'auto'", "truncated_returns:None"), PPO_ENTRY),
     # with the memory: a rollout of long episodes holds too few trajectories to fit the baseline on alone
     Setting(
         "gpg_swap_memory_logstd-1",
