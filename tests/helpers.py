@@ -23,6 +23,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from sb3_gpg import GPG, MaskableGPG, MaskableRecurrentGPG, RecurrentGPG
 from sb3_gpg.common.envs import MaskedTMazeEnv
 from sb3_gpg.estimator import Estimate, GroupOptions, estimate
+from sb3_gpg.estimator.baseline_memory import BaselineMemory
 from sb3_gpg.estimator.binning import BINNINGS
 from sb3_gpg.estimator.returns import episode_times
 from tests.reference import ReferenceGPG
@@ -153,7 +154,7 @@ def assert_buffer_matches(
 class RolloutEstimator:
     """
     ``estimate`` of consecutive rollouts, called as ``ReferenceGPG.advantages`` is (``estimate``'s positional
-    arguments): the episode times carry across rollouts, as a buffer carries them.
+    arguments): the episode times and the linear baseline's memory carry across rollouts, as a buffer carries them.
 
     :param n_envs: number of envs
     :param gamma: discount factor
@@ -168,11 +169,13 @@ class RolloutEstimator:
         self.gamma, self.gae_lambda, self.feature_keys = gamma, gae_lambda, feature_keys
         self.options = GroupOptions(**options).checked()
         self.next_times = np.zeros(n_envs, dtype=np.int64)
+        # the linear baseline's memory of the last rollouts, as a buffer keeps it
+        self.memory = BaselineMemory((self.options.baseline_kwargs or {}).get("memory", 0))
 
     def __call__(self, observations, rewards, episode_starts, last_dones, last_obs=None) -> Estimate:
         times = episode_times(episode_starts, self.next_times)
         self.next_times = times[-1] + 1
-        return estimate(
+        result = estimate(
             observations,
             rewards,
             episode_starts,
@@ -183,7 +186,24 @@ class RolloutEstimator:
             gamma=self.gamma,
             gae_lambda=self.gae_lambda,
             feature_keys=self.feature_keys,
+            memory=self.memory,
         )
+        if result.memory_entry is not None:
+            self.memory.rollouts.append(result.memory_entry)
+            self.memory.last_fit = result.last_fit
+        return result
+
+
+def with_seed_of(buffer, baseline_kwargs: dict[str, Any] | None) -> dict[str, Any] | None:
+    """
+    :param buffer: a group buffer
+    :param baseline_kwargs: the reference's fitted baseline's arguments
+    :return: those arguments with the linear baseline's ``fourier_seed`` that the buffer resolved (a group buffer draws
+        one where it is None), for the reference to draw the same random features; as given for another baseline
+    """
+    if buffer.group_options.baseline != "linear":
+        return baseline_kwargs
+    return {**(baseline_kwargs or {}), "fourier_seed": buffer.group_options.baseline_kwargs["fourier_seed"]}
 
 
 def assert_estimate_matches(result: Estimate, expected: tuple[np.ndarray, ...], tolerance: float = 1e-5) -> None:

@@ -3,10 +3,17 @@ A deliberately slow, loop-by-loop implementation of the paper's Algorithm 2 (GPG
 package's options (leave_one_out, min_bin_count, truncated_returns, advantage_scale), to check GroupRolloutBuffer
 against.
 
-It shares no code with sb3_gpg: plain Python loops over envs, steps, trajectories and bins, with dicts of lists.
+It shares no code with sb3_gpg: plain Python loops over envs, steps, trajectories, folds and bins, with dicts and lists.
 The state-aware options (gae_lambda, the fitted baselines "linear" and "knn") are loops too; only the ridge
-regression's linear system is solved by NumPy.
+regression's linear system is solved by NumPy, and NumPy's default_rng draws the linear features' random maps.
+
+The fitted baselines, cross-fitted: the group's trajectories, in the order they start (by row, then env), are dealt to
+folds in turn (and within a fold to halves in turn); a fold's baselines, and the completion of its cut returns, are
+fitted on the other folds' samples (and, for the linear baseline, the remembered rollouts).
 """
+
+import math
+import operator
 
 import numpy as np
 
@@ -17,11 +24,43 @@ COARSER = {
     "state": "universal",
     "rollout_step": "universal",
 }
+# Each fitted baseline's arguments where baseline_kwargs do not give them
+DEFAULT_KWARGS = {
+    "bins": {},
+    "linear": {"n_folds": 2, "ridge": 1e-3, "memory": 8, "recency": 0.8, "fourier": 256, "fourier_scale": None,
+               "fourier_seed": None},
+    "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
+}  # fmt: skip
+# The linear fit's sizes (its first features) chosen among, besides all of them; the first is the time's alone
+CANDIDATE_SIZES = (4, 16, 64, 256)
+# Observations of more dimensions are projected on this many before the linear features
+PROJECTED = 64
+# Fits that re-complete the cut returns with the previous fit's values
+VALUE_ITERATIONS = 2
+
+
+class Sample:
+    """
+    One group sample as the fitted baselines read it.
+
+    :param step: its rollout row
+    :param env: its env
+    :param x: its features
+    :param y: its return within the rollout
+    :param g: gamma ** (steps to the rollout's end) where its return is cut and to be completed, else 0
+    :param q: the features of its env's state after the rollout (None where g is 0)
+    :param fold: its trajectory's fold
+    :param half: its trajectory's half within the fold
+    """
+
+    def __init__(self, step, env, x, y, g, q, fold, half):
+        self.step, self.env, self.x, self.y, self.g, self.q, self.fold, self.half = step, env, x, y, g, q, fold, half
 
 
 class ReferenceGPG:
     """
-    Feed it rollouts one after the other (episode times carry across rollouts, as in the buffer).
+    Feed it rollouts one after the other (episode times, and the linear baseline's memory, carry across rollouts, as in
+    the buffer).
 
     :param n_envs: number of envs
     :param gamma: discount factor
@@ -33,10 +72,9 @@ class ReferenceGPG:
     :param advantage_scale: "none" or "bin_std"
     :param gae_lambda: GAE's lambda over the baselines (1: Monte-Carlo advantages)
     :param baseline: "bins", "linear" or "knn"
-    :param baseline_kwargs: n_folds, ridge, memory, recency, fourier, fourier_scale and fourier_seed (linear),
-        n_neighbors and max_samples (knn: every ceil(n / max_samples)-th training sample is searched); with memory K,
-        the linear fit also reads the group samples of the last K rollouts fed, the one k rollouts back each weighing
-        recency ** k; with fourier D, its features end with D random Fourier features of the clipped observation
+    :param baseline_kwargs: given ones replace ``DEFAULT_KWARGS``: n_folds, ridge, memory, recency, fourier,
+        fourier_scale and fourier_seed (linear; a fourier_seed of None is 0: give a group buffer's the seed it drew),
+        n_neighbors and max_samples (knn: every ceil(n / max_samples)-th candidate is searched)
     """
 
     def __init__(
@@ -63,12 +101,13 @@ class ReferenceGPG:
         self.advantage_scale = advantage_scale
         self.gae_lambda = gae_lambda
         self.baseline = baseline
-        self.baseline_kwargs = {"n_folds": 2, "ridge": 1e-5, "n_neighbors": 16, "max_samples": 1024, "memory": 0,
-                                "recency": 1.0, "fourier": 0, "fourier_scale": None, "fourier_seed": 0,
-                                **(baseline_kwargs or {})}  # fmt: skip
+        self.baseline_kwargs = {**DEFAULT_KWARGS[baseline], **(baseline_kwargs or {})}
         self.time_of_next_step = [0] * n_envs
-        # the (features, return) pairs of the group samples of each rollout remembered, oldest first
+        # The linear baseline's remembered rollouts, oldest first: each {"samples": [Sample], "low": .., "high": ..}
         self.memory = []
+        # and the mean of the last rollout's fold fits
+        self.last_fit = None
+        self.random_maps_of = {}
 
     def key(self, binning, obs, time, step):
         if binning == "universal":
@@ -122,27 +161,20 @@ class ReferenceGPG:
             return self.key(level, observations[step][env], int(times[step][env]), step)
 
         value_at_cut = [0.0] * self.n_envs
-        if self.truncated_returns == "bootstrap":
-            # The state after the rollout: its observation, the next episode time, rollout row n_steps
+        fitted = None
+        if self.baseline != "bins":
+            fitted = self.fitted(observations, times, trajectories, cut_trajectories, returns, in_group, last_obs)
+        if fitted is not None:
+            fitted_baselines, completed, value_at_cut = fitted
+            for (step, env), value in completed.items():
+                returns[step][env] = value
+        elif self.truncated_returns == "bootstrap":
+            # The bins' value of the state after the rollout: its observation, the next episode time, rollout row n_steps
             next_times = np.array([self.time_of_next_step])
-            complete_samples = [
-                (step, env) for t in trajectories if not any(t is cut for cut in cut_trajectories) for step, env in t
-            ]
-            # the linear baseline's memory completes them where the rollout has no complete return
-            remembers = self.baseline == "linear" and bool(self.memory)
             for trajectory in cut_trajectories:
                 env = trajectory[-1][1]
                 value = 0.0
-                if self.baseline != "bins" and (complete_samples or remembers):
-                    train = [
-                        (self.features(observations[st][en], times[st][en]), returns[st][en]) for st, en in complete_samples
-                    ]
-                    query = self.features(last_obs[env], self.time_of_next_step[env])
-                    value = self.fitted_value(train, query)
-                    levels_to_try = []
-                else:
-                    levels_to_try = levels
-                for level in levels_to_try:
+                for level in levels:
                     if level == "custom":
                         next_key = int(self.binning(np.asarray(last_obs)[None], next_times)[0][env])
                     else:
@@ -191,33 +223,9 @@ class ReferenceGPG:
                         if self.advantage_scale == "bin_std":
                             scales[step][env] = self.spread(levels[number:], bins_by_level[number:], key_of, step, env)
                         break
-        group = [t for t in trajectories if in_group[t[0][0]][t[0][1]]]
-        # dealt to folds in the order they start in the rollout: by row, then by env
-        group = sorted(group, key=lambda t: (t[0][0], t[0][1]))
-        if self.baseline != "bins" and len(group) >= 2:
-            n_folds = min(self.baseline_kwargs["n_folds"], len(group))
-            samples = [[(step, env) for step, env in t] for t in group]
-            for fold in range(n_folds):
-                train = [
-                    (self.features(observations[step][env], times[step][env]), returns[step][env])
-                    for number, t in enumerate(samples) if number % n_folds != fold for step, env in t
-                ]  # fmt: skip
-                group_features = [self.features(observations[step][env], times[step][env]) for t in samples for step, env in t]
-                for number, t in enumerate(samples):
-                    if number % n_folds == fold:
-                        for step, env in t:
-                            query = self.features(observations[step][env], times[step][env])
-                            baselines[step][env] = self.fitted_value(train, query, scale_rows=group_features)
-        elif self.baseline == "linear" and self.memory and group:
-            # a single trajectory: its baseline from the remembered rollouts alone, all other trajectories
-            for step, env in group[0]:
-                baselines[step][env] = self.fitted_value([], self.features(observations[step][env], times[step][env]))
-        if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0:
-            samples = [(step, env) for t in trajectories for step, env in t if in_group[step][env]]
-            remembered = [
-                (self.features(observations[step][env], times[step][env]), returns[step][env]) for step, env in samples
-            ]
-            self.memory = [*self.memory, remembered][-self.baseline_kwargs["memory"] :]
+        if fitted is not None:
+            for (step, env), value in fitted_baselines.items():
+                baselines[step][env] = value
         if self.gae_lambda == 1.0:
             return returns, baselines, (returns - baselines) / scales, in_group
         advantages = np.zeros((n_steps, self.n_envs))
@@ -237,61 +245,286 @@ class ReferenceGPG:
                     advantages[step][env] = following / scales[step][env]
         return returns, baselines, advantages, in_group
 
-    def features(self, obs, time):
-        """A sample's features for the fitted baselines: rllab's for linear, (obs, time) for knn (standardised later)."""
-        flat = [float(x) for x in np.asarray(obs, dtype=np.float64).reshape(-1)]
+    # ------------------------------------------------------------------------------------------------ fitted baselines
+
+    def fitted(self, observations, times, trajectories, cut_trajectories, returns, in_group, last_obs):
+        """
+        The fitted baseline's cross-fitted estimate of the group's samples, and the linear baseline's memory updated.
+
+        :return: None where the bins serve (a group of fewer than two trajectories, and no linear memory); else the
+            baseline of every group sample {(step, env): value}, its return (a cut one completed by its own fold's fit)
+            and each env's value after the rollout (by the fold of its cut trajectory; 0 where none)
+        """
+        n_steps = len(returns)
+        bootstrap = self.truncated_returns == "bootstrap"
+        group = [t for t in trajectories if in_group[t[0][0]][t[0][1]]]
+        group.sort(key=lambda t: (t[0][0], t[0][1]))  # dealt in the order they start: by row, then by env
+        remembers = self.baseline == "linear" and len(self.memory) > 0
+        fallback = len(group) < 2 and not remembers
+        n_folds = min(self.baseline_kwargs["n_folds"], len(group))
+        # the features of each env's state after the rollout, where a cut return is to be completed
+        queries = {}
+        if bootstrap and cut_trajectories:
+            for env in range(self.n_envs):
+                queries[env] = self.features(last_obs[env], self.time_of_next_step[env])
+        samples = []
+        for rank, trajectory in enumerate(group):
+            cut = bootstrap and any(trajectory is other for other in cut_trajectories)
+            for step, env in trajectory:
+                samples.append(
+                    Sample(
+                        step,
+                        env,
+                        self.features(observations[step][env], times[step][env]),
+                        float(returns[step][env]),
+                        self.gamma ** (n_steps - step) if cut else 0.0,
+                        queries[env] if cut else None,
+                        rank % n_folds if len(group) >= 2 else 0,
+                        rank // n_folds % 2 if len(group) >= 2 else 0,
+                    )
+                )
+        # in the order of the buffer's samples: env by env, step by step (the knn's stride reads it)
+        samples.sort(key=lambda sample: (sample.env, sample.step))
+        if fallback:
+            # nothing to fit on yet: the bins' baselines; the linear baseline remembers the rollout all the same
+            if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0 and samples:
+                values = [sample.y for sample in samples]
+                rollout = {"samples": samples, "low": min(values), "high": max(values)}
+                self.memory = [*self.memory, rollout][-self.baseline_kwargs["memory"] :]
+                self.last_fit = None
+            return None
         if self.baseline == "knn":
-            return [*flat, float(time)]
-        clipped = [min(max(x, -10.0), 10.0) for x in flat]
-        t = time / 100.0
-        return [*clipped, *[x * x for x in clipped], t, t * t, t * t * t, 1.0, *self.fourier_features(clipped)]
+            samples, queries = self.standardised(samples, queries)
+        baselines, completed, value_at_cut, fits = {}, {}, [0.0] * self.n_envs, []
+        if len(group) >= 2:
+            folds = [
+                ([s for s in samples if s.fold != fold], [s for s in samples if s.fold == fold]) for fold in range(n_folds)
+            ]
+        else:
+            folds = [([], samples)]  # a single trajectory: fitted on the memory alone
+        for train, own in folds:
+            if self.baseline == "linear":
+                own_baselines, values, coefficients = self.linear_fold(train, own, queries)
+            else:
+                own_baselines, values, coefficients = self.knn_fold(train, own, queries)
+            fits.append(coefficients)
+            for sample in own:
+                value = values.get(sample.env, 0.0)
+                baselines[(sample.step, sample.env)] = own_baselines[(sample.step, sample.env)]
+                completed[(sample.step, sample.env)] = sample.y + sample.g * value
+                if sample.g:
+                    value_at_cut[sample.env] = value
+        if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0:
+            values = list(completed.values())
+            rollout = {"samples": samples, "low": min(values, default=math.inf), "high": max(values, default=-math.inf)}
+            self.memory = [*self.memory, rollout][-self.baseline_kwargs["memory"] :]
+            longest = max(len(coefficients) for coefficients in fits)
+            self.last_fit = [
+                sum(coefficients[j] if j < len(coefficients) else 0.0 for coefficients in fits) / len(fits)
+                for j in range(longest)
+            ]  # fmt: skip
+        return baselines, completed, value_at_cut
 
-    def fourier_features(self, clipped):
+    def linear_fold(self, train, own, queries):
         """
-        sqrt(2 / D) cos(sum_j x_j W[j][k] + b[k]) for k < D, W drawn first (normal, std 1 / scale, one row per
-        dimension), then b (uniform in [0, 2 pi)), from a NumPy generator seeded with fourier_seed.
+        :param train: the samples fitted on (the other folds')
+        :param own: the samples whose baselines are fitted
+        :param queries: {env: features of its state after the rollout}, where returns are completed
+        :return: the own samples' baselines {(step, env): value}, each env's value after the rollout ({} where the
+            returns are not completed) and the fit
         """
-        count = self.baseline_kwargs["fourier"]
-        if not count:
-            return []
-        rng = np.random.default_rng(self.baseline_kwargs["fourier_seed"])
-        scale = self.baseline_kwargs["fourier_scale"] or len(clipped) ** 0.5
-        weights = [[float(w) for w in row] for row in rng.normal(0.0, 1.0 / scale, size=(len(clipped), count))]
-        phases = [float(b) for b in rng.uniform(0.0, 2 * np.pi, size=count)]
-        projections = [sum(x * weights[j][k] for j, x in enumerate(clipped)) + phases[k] for k in range(count)]
-        return [(2.0 / count) ** 0.5 * float(np.cos(value)) for value in projections]
+        n_features = len((own or train or self.memory[-1]["samples"])[0].x)
+        remembered = self.remembered(len(train))
+        completion = None
+        if self.truncated_returns == "bootstrap":
+            if self.memory:
+                completion = self.last_fit
+            else:
+                complete = [sample for sample in train if sample.g == 0]
+                completion = self.fit(complete, [], None, CANDIDATE_SIZES[0]) if complete else None
+        size = self.chosen_size(train, remembered, completion, n_features)
+        coefficients = self.fit(train, remembered, completion, size)
+        if completion is not None:
+            for _ in range(VALUE_ITERATIONS):
+                completion = coefficients
+                coefficients = self.fit(train, remembered, completion, size)
+        low, high = self.target_range(train, remembered, completion)
+        baselines = {(s.step, s.env): clip(dot(s.x, coefficients), low, high) for s in own}
+        values = {}
+        if completion is not None:
+            values = {env: clip(dot(query, coefficients), low, high) for env, query in queries.items()}
+        return baselines, values, coefficients
 
-    def fitted_value(self, train, query, scale_rows=None):
+    def remembered(self, n_train):
         """
-        The fitted baseline's value of a query from (features, return) pairs. knn standardises with the mean and std of
-        ``scale_rows`` (the whole group's features when cross-fitting), else of the training samples.
+        :param n_train: the current samples fitted on
+        :return: (weight, rollout) of each remembered rollout, oldest first: recency ** a, a rollouts back, all scaled
+            so that together they weigh at most n_train samples
         """
-        if self.baseline == "linear":
-            size = len(query)
-            # this rollout's samples weigh 1, the remembered rollout k rollouts back recency ** k
-            rows = [(x, y, 1.0) for x, y in train]
-            for age, rollout in enumerate(reversed(self.memory), start=1):
-                rows += [(x, y, self.baseline_kwargs["recency"] ** age) for x, y in rollout]
-            gram = [[sum(w * x[i] * x[j] for x, _, w in rows) + (self.baseline_kwargs["ridge"] if i == j else 0.0)
-                     for j in range(size)] for i in range(size)]  # fmt: skip
-            moments = [sum(w * x[i] * y for x, y, w in rows) for i in range(size)]
-            weights = np.linalg.solve(np.array(gram), np.array(moments))
-            prediction = sum(w * q for w, q in zip(weights, query, strict=True))
-            # no value outside the returns fitted on
-            return min(max(prediction, min(y for _, y, _ in rows)), max(y for _, y, _ in rows))
-        rows = [x for x, _ in train] if scale_rows is None else scale_rows
-        means = [sum(row[i] for row in rows) / len(rows) for i in range(len(query))]
-        stds = [(sum((row[i] - means[i]) ** 2 for row in rows) / len(rows)) ** 0.5 or 1.0 for i in range(len(query))]
+        recency = self.baseline_kwargs["recency"]
+        raw = []
+        for index in range(len(self.memory)):
+            raw.append(recency ** (len(self.memory) - index))
+        total = 0.0
+        for weight, rollout in zip(raw, self.memory, strict=True):
+            total += weight * len(rollout["samples"])
+        scale = min(1.0, n_train / total) if total > 0 and n_train > 0 else 1.0  # the memory alone: unscaled
+        return [(weight * scale, rollout) for weight, rollout in zip(raw, self.memory, strict=True)]
+
+    def chosen_size(self, train, remembered, completion, n_features):
+        """
+        :param remembered: the memory, weighted for the whole of ``train`` (as the package weighs it)
+        :return: the first of the sizes of fit whose fit on one half of ``train`` (and the memory) predicts the other
+            half best, summed both ways; without two halves, all the features with a memory, else the time's alone
+        """
+        halves = [[s for s in train if s.half == 0], [s for s in train if s.half == 1]]
+        if not halves[0] or not halves[1]:
+            return n_features if self.memory else CANDIDATE_SIZES[0]
+        sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)})
+        best_error, best_size = math.inf, None
+        for size in sizes:
+            error = 0.0
+            for half in (0, 1):
+                fitted_on = halves[1 - half]
+                coefficients = self.fit(fitted_on, remembered, completion, size)
+                low, high = self.target_range(fitted_on, remembered, completion)
+                for sample in halves[half]:
+                    error += (clip(dot(sample.x, coefficients), low, high) - target(sample, completion)) ** 2
+            if best_size is None or error < best_error:
+                best_error, best_size = error, size
+        return best_size
+
+    @staticmethod
+    def target_range(samples, remembered, completion):
+        """:return: the smallest and largest of the samples' targets and of the remembered rollouts' returns"""
+        low, high = math.inf, -math.inf
+        for sample in samples:
+            low, high = min(low, target(sample, completion)), max(high, target(sample, completion))
+        for _, rollout in remembered:
+            low, high = min(low, rollout["low"]), max(high, rollout["high"])
+        return low, high
+
+    def fit(self, rows, remembered, completion, size):
+        """
+        Weighted ridge regression of the targets on the first ``size`` features and one indicator per remembered
+        rollout; each coefficient but the constant's penalised by ridge times the weight of all rows times its column's
+        weighted variance (at least the smallest one that is not ~0).
+
+        :param rows: the current samples fitted on (weight 1; their indicators 0)
+        :param remembered: (weight, rollout) of each remembered rollout
+        :param completion: the fit that completes the cut returns, or None
+        :return: the coefficients of the features (the indicators' dropped); None where there is no row
+        """
+        n_columns = size + len(remembered)
+        # each row: its columns, its weight and its target
+        data = []
+        for sample in rows:
+            data.append(([*sample.x[:size], *[0.0] * len(remembered)], 1.0, target(sample, completion)))
+        for number, (weight, rollout) in enumerate(remembered):
+            indicator = [1.0 if other == number else 0.0 for other in range(len(remembered))]
+            for sample in rollout["samples"]:
+                data.append(([*sample.x[:size], *indicator], weight, target(sample, completion)))
+        if not data:
+            return None
+        total = sum(weight for _, weight, _ in data)
+        # column by column, to take each sum over the rows in one pass
+        columns = [[row[j] for row, _, _ in data] for j in range(n_columns)]
+        weighted = [[weight * value for (_, weight, _), value in zip(data, column, strict=True)] for column in columns]
+        gram = [[0.0] * n_columns for _ in range(n_columns)]
+        for i in range(n_columns):
+            for j in range(i, n_columns):
+                gram[i][j] = gram[j][i] = sum(map(operator.mul, weighted[i], columns[j]))
+        moments = [sum(map(operator.mul, weighted[i], [y for _, _, y in data])) for i in range(n_columns)]
+        variances = []
+        for j in range(n_columns):
+            mean = sum(weighted[j]) / total
+            variances.append(max(gram[j][j] / total - mean * mean, 0.0))
+        largest = max(variances)
+        floor = min(v for v in variances if v > 1e-12 * largest) if largest > 0 else 1.0
+        ridge = self.baseline_kwargs["ridge"]
+        for j in range(n_columns):
+            gram[j][j] += ridge * total * (1e-12 if j == 0 else max(variances[j], floor))
+        solution = np.linalg.solve(np.array(gram), np.array(moments))
+        return [float(value) for value in solution[:size]]
+
+    def knn_fold(self, train, own, queries):
+        """
+        :param train: the samples fitted on (the other folds'), standardised
+        :param own: the samples whose baselines are fitted, standardised
+        :param queries: {env: standardised features of its state after the rollout}
+        :return: the own samples' baselines (the mean target of the nearest train samples, their cut returns completed
+            with the values), each env's value after the rollout (the mean return of the nearest complete train
+            samples; {} where there is none) and no fit
+        """
+        values = {}
+        complete = [(s.x, s.y) for s in train if s.g == 0]
+        if self.truncated_returns == "bootstrap" and complete:
+            values = {env: self.nearest_mean(complete, query) for env, query in queries.items()}
+        targets = [(s.x, s.y + s.g * values.get(s.env, 0.0)) for s in train]
+        return {(s.step, s.env): self.nearest_mean(targets, s.x) for s in own}, values, None
+
+    def nearest_mean(self, candidates, query):
+        """:return: the mean target of the n_neighbors candidates (x, target) nearest the query, every ceil(n /
+        max_samples)-th candidate searched"""
+        stride = -(-len(candidates) // self.baseline_kwargs["max_samples"])
+        searched = [candidates[index] for index in range(0, len(candidates), stride)]
+        distances = sorted((sum((a - b) ** 2 for a, b in zip(x, query, strict=True)), y) for x, y in searched)
+        nearest = distances[: self.baseline_kwargs["n_neighbors"]]
+        return sum(y for _, y in nearest) / len(nearest)
+
+    @staticmethod
+    def standardised(samples, queries):
+        """:return: the samples and queries with every feature standardised by the mean and std of the samples'"""
+        n_features = len(samples[0].x)
+        means = [sum(s.x[j] for s in samples) / len(samples) for j in range(n_features)]
+        stds = [(sum((s.x[j] - means[j]) ** 2 for s in samples) / len(samples)) ** 0.5 for j in range(n_features)]
+        stds = [std if std != 0 else 1.0 for std in stds]
 
         def scaled(row):
             return [(value - mean) / std for value, mean, std in zip(row, means, stds, strict=True)]
 
-        stride = -(-len(train) // self.baseline_kwargs["max_samples"])
-        train = train[::stride]
-        target = scaled(query)
-        distances = sorted((sum((a - b) ** 2 for a, b in zip(scaled(x), target, strict=True)), y) for x, y in train)
-        nearest = distances[: self.baseline_kwargs["n_neighbors"]]
-        return sum(y for _, y in nearest) / len(nearest)
+        scaled_samples = [Sample(s.step, s.env, scaled(s.x), s.y, s.g, None, s.fold, s.half) for s in samples]
+        return scaled_samples, {env: scaled(query) for env, query in queries.items()}
+
+    def features(self, obs, time):
+        """
+        A sample's features: for knn, [*observation, time] (standardised later); for linear, [1, t, t^2, t^3, *z, *z^2,
+        *Fourier features of z] with t = time / 100 and z the observation clipped to [-10, 10] (randomly projected on
+        64 dimensions where it has more).
+        """
+        flat = [float(x) for x in np.asarray(obs, dtype=np.float64).reshape(-1)]
+        if self.baseline == "knn":
+            return [*flat, float(time)]
+        clipped = [min(max(x, -10.0), 10.0) for x in flat]
+        projection, weights, phases = self.random_maps(len(flat))
+        z = clipped
+        if projection is not None:
+            z = [sum(x * projection[j][k] for j, x in enumerate(clipped)) for k in range(PROJECTED)]
+        count = len(phases)
+        fourier = []
+        for k in range(count):
+            angle = sum(value * weights[j][k] for j, value in enumerate(z)) + phases[k]
+            fourier.append(math.sqrt(2.0 / count) * math.cos(angle))
+        t = time / 100.0
+        return [1.0, t, t * t, t * t * t, *z, *[value * value for value in z], *fourier]
+
+    def random_maps(self, n_dims):
+        """
+        :return: the projection (n_dims x 64, normal of std 1/8; None for 64 dimensions or fewer), then the Fourier
+            features' W (normal of std 1 / scale, one row per projected dimension) and b (uniform in [0, 2 pi)), drawn
+            in this order from a NumPy generator seeded with fourier_seed (None: 0), as lists
+        """
+        if n_dims not in self.random_maps_of:
+            count = self.baseline_kwargs["fourier"]
+            rng = np.random.default_rng(self.baseline_kwargs["fourier_seed"] or 0)
+            projection = None
+            if n_dims > PROJECTED:
+                projection = rng.normal(0.0, 1.0 / math.sqrt(PROJECTED), size=(n_dims, PROJECTED)).tolist()
+            scale = self.baseline_kwargs["fourier_scale"] or math.sqrt(n_dims)
+            weights = rng.normal(0.0, 1.0 / scale, size=(min(n_dims, PROJECTED), count)).tolist()
+            phases = rng.uniform(0.0, 2 * math.pi, size=count).tolist()
+            self.random_maps_of[n_dims] = (projection, weights, phases)
+        return self.random_maps_of[n_dims]
 
     def episode_times(self, episode_starts):
         """Steps since each sample's episode began, carried on from the previous rollout; (n_steps, n_envs)."""
@@ -342,3 +575,19 @@ class ReferenceGPG:
                 if std > 0:
                     return std
         return 1.0
+
+
+def target(sample, completion):
+    """:return: the sample's return, completed (where cut) by the fit ``completion``'s value of its env's next state"""
+    if completion is None or not sample.g:
+        return sample.y
+    return sample.y + sample.g * sum(sample.q[j] * completion[j] for j in range(len(completion)))
+
+
+def dot(features, coefficients):
+    """:return: the fit's value: its coefficients times the first features"""
+    return sum(features[j] * coefficients[j] for j in range(len(coefficients)))
+
+
+def clip(value, low, high):
+    return min(max(value, low), high)

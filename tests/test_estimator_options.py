@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.helpers import Algorithm, collect_rollout
+from tests.helpers import Algorithm, collect_rollout, with_seed_of
 from tests.reference import ReferenceGPG
 
 GAMMA = 0.95
@@ -53,7 +53,8 @@ def test_a_rollout_gets_the_references_advantages(algorithm: Algorithm, options,
     env = algorithm.env(dict_observations=dict_observations)
     model = algorithm.cls(algorithm.policy(dict_observations), env, seed=3, gamma=GAMMA, **options, **algorithm.small)
     # a baseline left to the algorithm ("auto") is the bins under a binning other than the time's
-    assert_references_advantages(model, ReferenceGPG(env.num_envs, GAMMA, **options))
+    kwargs = with_seed_of(model.rollout_buffer, options.get("baseline_kwargs"))
+    assert_references_advantages(model, ReferenceGPG(env.num_envs, GAMMA, **{**options, "baseline_kwargs": kwargs}))
 
 
 @pytest.mark.parametrize("dict_observations", [False, True], ids=["Box", "Dict"])
@@ -61,7 +62,8 @@ def test_the_algorithms_defaults_are_the_linear_baseline_with_the_cut_returns_co
     # what a one-word swap from PPO gets on observations with Box values (a Dict's Box parts)
     env = algorithm.env(dict_observations=dict_observations)
     model = algorithm.cls(algorithm.policy(dict_observations), env, seed=3, gamma=GAMMA, **algorithm.small)
-    reference = ReferenceGPG(env.num_envs, GAMMA, "time", baseline="linear", truncated_returns="bootstrap")
+    reference = ReferenceGPG(env.num_envs, GAMMA, "time", baseline="linear", truncated_returns="bootstrap",
+                             baseline_kwargs=with_seed_of(model.rollout_buffer, None))  # fmt: skip
     assert_references_advantages(model, reference)
 
 
@@ -95,9 +97,11 @@ def test_the_linear_baselines_memory_gets_the_references_baselines_rollout_after
     model = algorithm.cls(
         algorithm.policy(), algorithm.env(), seed=3, gamma=GAMMA, gae_lambda=0.9, **options, **algorithm.small
     )
-    reference = ReferenceGPG(model.n_envs, GAMMA, "time", gae_lambda=0.9, **options)
     buffer = collect_rollout(model)
-    forgetful = ReferenceGPG(model.n_envs, GAMMA, "time", gae_lambda=0.9, **{**options, "baseline_kwargs": fourier})
+    options["baseline_kwargs"] = with_seed_of(buffer, options["baseline_kwargs"])
+    reference = ReferenceGPG(model.n_envs, GAMMA, "time", gae_lambda=0.9, **options)
+    forgetless = with_seed_of(buffer, dict(fourier, memory=0))
+    forgetful = ReferenceGPG(model.n_envs, GAMMA, "time", gae_lambda=0.9, **{**options, "baseline_kwargs": forgetless})
     for rollout in range(4):  # the fourth remembers the second and third
         if rollout:
             model.collect_rollouts(model.env, model._setup_learn(0, None, reset_num_timesteps=False)[1], buffer, model.n_steps)
@@ -144,9 +148,10 @@ def test_the_algorithms_default_baseline_is_the_bins_where_the_linear_one_has_no
         "linear",
         "bootstrap",
     )
-    # and no baseline_kwargs, so that the load resolves the memory preset again, unless it is given others
+    # and no baseline_kwargs, so that the load resolves the linear baseline's defaults again, unless it is given others
     assert loaded.baseline_kwargs is None and loaded.rollout_buffer.baseline_kwargs["memory"] == 8
-    reloaded = GPG.load(tmp_path / "model", env=make_vec_env("Pendulum-v1"), device="cpu", baseline_kwargs={})
+    one_rollout = dict(memory=0, fourier=0)
+    reloaded = GPG.load(tmp_path / "model", env=make_vec_env("Pendulum-v1"), device="cpu", baseline_kwargs=one_rollout)
     assert reloaded.rollout_buffer.baseline_kwargs["memory"] == 0
     with pytest.raises(ValueError, match="baseline='auto' uses the bins here"):
         resolved("FrozenLake-v1", baseline_kwargs=dict(memory=8))
@@ -161,42 +166,65 @@ def test_the_algorithms_default_baseline_is_the_bins_where_the_linear_one_has_no
         ("MaskableRecurrentGPG", "MlpLstmPolicy", "CartPole-v1"),
     ],
 )
-def test_the_algorithms_default_linear_baseline_remembers_unless_given_baseline_kwargs(algorithm, policy, env_id):
+def test_the_algorithms_linear_baseline_gets_the_same_defaults_under_auto_and_linear_and_given_kwargs_merge_over_them(
+    algorithm, policy, env_id
+):
     import sb3_gpg
     from sb3_gpg import GPG
     from sb3_gpg.estimator.fitted_baselines import BASELINE_KWARGS
 
     def kwargs(**options):
         model = getattr(sb3_gpg, algorithm)(policy, env_id, n_steps=16, batch_size=16, device="cpu", **options)
-        return model.rollout_buffer.baseline_kwargs
+        resolved = dict(model.rollout_buffer.baseline_kwargs)
+        # the Fourier features' seed, where not given, drawn from the model's
+        assert isinstance(resolved["fourier_seed"], int)
+        return resolved
 
-    plain = BASELINE_KWARGS["linear"]
-    assert kwargs() == {**plain, "memory": 8, "fourier": 256, "recency": 0.8}
-    # given baseline_kwargs replace the preset whole, {} included: the one-rollout fit of baseline="linear"
-    assert kwargs(baseline_kwargs={}) == plain == kwargs(baseline="linear")
-    assert kwargs(baseline_kwargs=dict(ridge=1e-3)) == {**plain, "ridge": 1e-3}
+    def without_seed(kwargs):
+        return {name: value for name, value in kwargs.items() if name != "fourier_seed"}
+
+    defaults = without_seed(BASELINE_KWARGS["linear"])
+    # the defaults remember the last rollouts and add random Fourier features
+    assert (defaults["memory"], defaults["fourier"], defaults["recency"]) == (8, 256, 0.8)
+    assert without_seed(kwargs()) == defaults
+    # given baseline_kwargs merge over the same defaults, {} included, under baseline="linear" as under "auto"
+    assert without_seed(kwargs(baseline_kwargs={})) == defaults == without_seed(kwargs(baseline="linear"))
+    assert without_seed(kwargs(baseline_kwargs=dict(ridge=1e-2))) == {**defaults, "ridge": 1e-2}
+    one_rollout = dict(memory=0, fourier=0)  # the fit on each rollout alone, on rllab's features
+    assert without_seed(kwargs(baseline="linear", baseline_kwargs=one_rollout)) == {**defaults, **one_rollout}
+    assert kwargs(baseline_kwargs=dict(fourier_seed=5))["fourier_seed"] == 5
     # where "auto" comes out as the bins there is no fitted baseline to preset
     assert GPG("MlpPolicy", "FrozenLake-v1", n_steps=16, batch_size=16, device="cpu").rollout_buffer.baseline_kwargs == {}
 
 
 @pytest.mark.parametrize("file", ["gpg.yml", "gpg_lstm.yml", "gpg_mask.yml", "gpg_mask_lstm.yml"])
-def test_no_shipped_entry_gets_the_default_baselines_memory_unasked(file):
-    # The preset of "auto" came after the entries were tuned: an entry that resolves "auto" to the linear baseline names
-    # its baseline_kwargs, so that it trains as it did when it was chosen
+def test_shipped_entries_of_the_linear_baseline_get_its_defaults_under_what_they_name(file):
+    # One default for "auto", "linear" and the files: an entry's baseline_kwargs merge over the linear baseline's
+    # defaults, and the files' default entry gets the constructor's default estimator
     from pathlib import Path
 
     import gymnasium as gym
     import yaml
 
     from sb3_gpg.common.observation_space import has_features
+    from sb3_gpg.estimator.fitted_baselines import BASELINE_KWARGS
     from sb3_gpg.estimator.options import GroupOptions
 
     entries = yaml.safe_load((Path(__file__).parents[1] / "sb3_gpg" / "hyperparams" / file).read_text())
+    constructors = GroupOptions.from_kwargs(file, {}).resolved(True).checked()
     for env_id, entry in entries.items():
         given = {k: entry[k] for k in ("baseline", "binning", "baseline_kwargs") if k in entry}
         options = GroupOptions.from_kwargs(file, given)
-        if options.baseline != "auto" or options.binning != "time" or "baseline_kwargs" in entry:
+        if options.baseline not in ("auto", "linear"):
             continue
-        assert env_id != "default", f"{file}'s default: resolves 'auto' without baseline_kwargs"
-        space = gym.make(env_id, **entry.get("env_kwargs", {})).observation_space
-        assert not options.resolved(has_features(space)).baseline_kwargs, f"{file}'s {env_id} gets the preset"
+        if env_id == "default" or options.baseline == "linear":
+            features = True  # the default entry: an env whose observations give features
+        else:
+            features = has_features(gym.make(env_id, **entry.get("env_kwargs", {})).observation_space)
+        resolved = options.resolved(features).checked()
+        if resolved.baseline != "linear":
+            continue
+        expected = {**BASELINE_KWARGS["linear"], **(entry.get("baseline_kwargs") or {})}
+        assert resolved.baseline_kwargs == expected, f"{file}'s {env_id}"
+        if env_id == "default":
+            assert resolved == constructors, f"{file}'s default is not the constructor's estimator"

@@ -33,7 +33,7 @@ from sb3_gpg.common.maskable_recurrent.buffers import (
 )
 from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
 from sb3_gpg.common.maskable_recurrent.evaluation import evaluate_policy
-from tests.helpers import RandomRollouts, assert_buffer_matches, collect_rollout, fill_buffer
+from tests.helpers import RandomRollouts, assert_buffer_matches, collect_rollout, fill_buffer, with_seed_of
 from tests.reference import ReferenceGPG
 
 LSTM_SIZE, N_ACTIONS = 4, 4
@@ -108,6 +108,7 @@ def test_buffer_matches_reference_with_state_aware_options(options):
     rollouts = RandomRollouts(seed=7)
     kwargs = dict(gamma=0.9, bin_size=0.7, baseline_kwargs={"n_neighbors": 5} if options["baseline"] == "knn" else None)
     buffer = make_buffer(rollouts.n_steps, rollouts.observation_space, rollouts.n_envs, **kwargs, **options)
+    kwargs["baseline_kwargs"] = with_seed_of(buffer, kwargs["baseline_kwargs"])  # the Fourier features it drew
     reference = ReferenceGPG(rollouts.n_envs, **kwargs, **options)
     for rollout in rollouts.consecutive(2):
         fill_buffer(buffer, rollout.observations, rollout.rewards, rollout.episode_starts, masks_and_states)

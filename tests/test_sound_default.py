@@ -271,3 +271,22 @@ def test_the_linear_baseline_named_or_given_some_arguments_keeps_the_defaults_me
     )
     assert kwargs["memory"] == default_kwargs["memory"] > 0
     assert kwargs["fourier"] == default_kwargs["fourier"] > 0
+
+
+def test_a_memory_starts_where_every_rollout_is_one_cut_trajectory():
+    # One env, episodes longer than the rollouts: the first rollout has nothing to fit on and keeps the bins'
+    # baselines, but is remembered, so that the next ones are fitted on the memory
+    buffer = GroupRolloutBuffer(16, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=0.99, n_envs=1, baseline="auto",
+                                truncated_returns="bootstrap")  # fmt: skip
+    rng = np.random.default_rng(0)
+    fallbacks = []
+    for number in range(3):
+        buffer.reset()
+        for step in range(16):
+            start = np.array([number == 0 and step == 0], dtype=np.float32)
+            buffer.add(rng.normal(size=(1, 3)).astype(np.float32), np.zeros((1, 1)), rng.normal(size=1).astype(np.float32),
+                       start, th.zeros(1), th.zeros(1))  # fmt: skip
+        buffer.compute_returns_and_advantage(th.zeros(1), np.zeros(1, dtype=bool), last_obs=rng.normal(size=(1, 3)))
+        fallbacks.append(buffer.group_stats["fitted_baseline_fallback"])
+    assert fallbacks == [1.0, 0.0, 0.0]
+    assert len(buffer.baseline_memory) == 3

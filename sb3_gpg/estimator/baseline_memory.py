@@ -129,11 +129,11 @@ class BaselineMemory:
         :param recency: the weight of the previous rollout; the one k back weighs ``recency ** k``
         :param n_current: the current rollout's samples in the fit
         :return: each remembered rollout's weight, oldest first, scaled so that together they weigh at most
-            ``n_current`` samples
+            ``n_current`` samples (not scaled where the fit has no current sample: the memory is all it has)
         """
         raw = [recency ** (len(self.rollouts) - index) for index in range(len(self.rollouts))]
         total = sum(weight * rollout.n_samples for weight, rollout in zip(raw, self.rollouts, strict=True))
-        scale = min(1.0, n_current / total) if total > 0 else 1.0
+        scale = min(1.0, n_current / total) if total > 0 and n_current > 0 else 1.0
         return [weight * scale for weight in raw]
 
 

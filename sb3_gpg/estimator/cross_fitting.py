@@ -47,7 +47,8 @@ class Samples(NamedTuple):
 
 class FittedEstimate(NamedTuple):
     """
-    :param baselines: the baseline of every sample
+    :param baselines: the baseline of every sample; None where there is nothing to fit on yet (a single trajectory
+        and an empty memory: the bins' baselines are used, and the rollout is remembered)
     :param returns: every sample's return, a cut one completed by its own fold's fit
     :param values_at_cut: the value of each env's state after the rollout, by the fold of its cut trajectory (0 where
         none was found)
@@ -56,7 +57,7 @@ class FittedEstimate(NamedTuple):
     :param last_fit: the mean of the folds' linear fits, where the next rollout's value iteration starts
     """
 
-    baselines: np.ndarray
+    baselines: np.ndarray | None
     returns: np.ndarray
     values_at_cut: np.ndarray
     found: np.ndarray
@@ -81,11 +82,18 @@ def fitted_estimate(
     :param bootstrap: whether the cut returns are completed (``truncated_returns="bootstrap"``; ``samples.discounts``
         are then those of the cut returns)
     :param kwargs: the baseline's arguments
-    :return: the estimate; None where nothing can be fitted (a single trajectory and no memory)
+    :return: the estimate; None where knn has nothing to fit on (a single trajectory)
     """
-    if folds is None and not (baseline == "linear" and history is not None and len(history)):
-        return None
     n_samples = len(samples.partial)
+    if folds is None and not (baseline == "linear" and history is not None and len(history)):
+        if baseline != "linear":
+            return None
+        # nothing to fit on yet: the rollout is remembered all the same, so that the memory starts
+        entry = Equations.of(
+            samples.features, samples.partial, samples.discounts, samples.envs, samples.cut_features, samples.partial
+        )
+        n_envs = len(samples.cut_features)
+        return FittedEstimate(None, samples.partial.copy(), np.zeros(n_envs), np.zeros(n_envs, dtype=bool), entry, None)
     cut = samples.discounts > 0 if bootstrap else np.zeros(n_samples, dtype=bool)
     if folds is None:
         folds = np.zeros(n_samples, dtype=np.int64)
@@ -110,7 +118,8 @@ def fitted_estimate(
         own_envs = np.unique(samples.envs[own_cut])
         values_at_cut[own_envs], found[own_envs] = values[own_envs], has_value
         fits.append(coefficients)
-    memory_entry = last_fit = None
+    memory_entry: Equations | None = None
+    last_fit: np.ndarray | None = None
     if baseline == "linear":
         memory_entry = Equations.of(
             samples.features, samples.partial, samples.discounts, samples.envs, samples.cut_features, returns

@@ -157,8 +157,9 @@ def estimate(
     fitted = None
     if options.baseline != "bins":
         fitted = _fitted(rollout, discounted, cut, ids, in_group, last_obs, gamma, bootstrap, memory)
+    fits = fitted is not None and fitted.baselines is not None
     values_at_cut, bootstrap_stats = np.zeros(n_envs), {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0}
-    if fitted is not None:
+    if fitted is not None and fits:
         flat_returns = env_major(discounted)
         flat_returns[in_group] = fitted.returns
         step_returns = flat_returns.reshape(n_envs, n_steps).T.astype(np.float32)
@@ -180,9 +181,9 @@ def estimate(
         options.leave_one_out,
         options.min_bin_count,
         scale_by_bin_std=options.advantage_scale == "bin_std",
-        held_out=fitted is None,
+        held_out=not fits,
     )
-    if fitted is not None:
+    if fitted is not None and fitted.baselines is not None:
         baselines = held_out = fitted.baselines
     assert held_out is not None, "group_baselines gives the held-out baselines where asked"
 
@@ -213,12 +214,13 @@ def estimate(
         **_rollout_end_weight(advantages, in_group, gamma * gae_lambda),
         **bootstrap_stats,
         "baseline_explained_variance": held_out_variance,
-        "fitted_baseline_fallback": float(options.baseline != "bins" and fitted is None),
+        "fitted_baseline_fallback": float(options.baseline != "bins" and not fits),
         "advantage_time": time.perf_counter() - start,
     }
     in_loss = None if in_group.all() else in_group
     memory_entry = last_fit = None
-    if fitted is not None and options.baseline == "linear" and (options.baseline_kwargs or {})["memory"] > 0:
+    remembers = options.baseline == "linear" and (options.baseline_kwargs or {})["memory"] > 0
+    if fitted is not None and remembers and in_group.any():
         memory_entry, last_fit = fitted.memory_entry, fitted.last_fit
     return Estimate(step_returns, step_baselines, advantages, in_loss, explained, stats, memory_entry, last_fit)
 
@@ -286,8 +288,8 @@ def _fitted(
     :param ids: trajectory of every sample, env-major
     :param in_group: which samples (env-major) are in the group
     :param bootstrap: whether the cut returns are completed
-    :return: the fitted baseline's cross-fitted estimate of the group's samples (``cross_fitting``); None when the
-        group holds a single trajectory and no memory (the bins' baselines are used then)
+    :return: the fitted baseline's cross-fitted estimate of the group's samples (``cross_fitting``); without
+        baselines (or None for knn) when the group holds a single trajectory and no memory (the bins' are used then)
     """
     options = rollout.options
     baseline_kwargs = options.baseline_kwargs or {}
