@@ -48,6 +48,7 @@ from tqdm import tqdm
 import sb3_gpg
 from sb3_gpg import GPG
 from sb3_gpg.estimator import GroupOptions, estimate
+from sb3_gpg.estimator.baseline_memory import BaselineMemory
 from sb3_gpg_bench.experiments import make_envs
 
 # (env id, n_envs, binning, VecEnv): every backend at 16 envs; DummyVecEnv against EnvPool at 128 and 1,024 envs
@@ -294,10 +295,10 @@ def markdown(results: list[dict], args: argparse.Namespace, wall_time: float) ->
 ESTIMATOR_SHAPES = [("Walker2d-v5", 8, 512), ("HalfCheetah-v5", 32, 64)]
 ESTIMATOR_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("time bins", dict(baseline="bins")),
-    ("linear", dict(baseline="linear")),
-    ("linear, memory 8", dict(baseline="linear", baseline_kwargs=dict(memory=8))),
-    ("linear, memory 32", dict(baseline="linear", baseline_kwargs=dict(memory=32, recency=0.9))),
-    ("linear, memory 8, 256 Fourier features", dict(baseline="linear", baseline_kwargs=dict(memory=8, fourier=256))),
+    ("linear, each rollout alone", dict(baseline="linear", baseline_kwargs=dict(memory=0, fourier=0, fourier_seed=0))),
+    ("linear, memory 8", dict(baseline="linear", baseline_kwargs=dict(fourier=0, fourier_seed=0))),
+    ("linear, memory 32", dict(baseline="linear", baseline_kwargs=dict(memory=32, recency=0.9, fourier=0, fourier_seed=0))),
+    ("linear, the default (memory 8, 256 Fourier features)", dict(baseline="linear", baseline_kwargs=dict(fourier_seed=0))),
 ]
 
 
@@ -310,7 +311,7 @@ def estimator_times(repeats: int, seed: int) -> str:
         options = GroupOptions(truncated_returns="bootstrap", **kwargs).checked(17)
         cells = []
         for _, n_envs, n_steps in ESTIMATOR_SHAPES:
-            memory: list = []
+            memory = BaselineMemory((options.baseline_kwargs or {}).get("memory", 0))
             times = []
             for repeat in range(repeats + 32):  # the memory fills first
                 observations = rng.normal(size=(n_steps, n_envs, 17)).astype(np.float32)
@@ -319,11 +320,12 @@ def estimator_times(repeats: int, seed: int) -> str:
                 start = time.process_time()
                 result = estimate(observations, rng.normal(size=(n_steps, n_envs)).astype(np.float32), starts,
                                   np.zeros(n_envs, dtype=bool), observations[-1], episode_times=times_in_episode,
-                                  options=options, gamma=0.99, gae_lambda=0.95, memory=memory[-32:])  # fmt: skip
+                                  options=options, gamma=0.99, gae_lambda=0.95, memory=memory)  # fmt: skip
                 if repeat >= 32:
                     times.append(time.process_time() - start)
                 if result.memory_entry is not None:
-                    memory.append(result.memory_entry)
+                    memory.rollouts.append(result.memory_entry)
+                    memory.last_fit = result.last_fit
             cells.append(f"{statistics.median(times) * 1000:.1f}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -337,11 +337,12 @@ class ReferenceGPG:
         remembered = self.remembered(len(train))
         completion = None
         if self.truncated_returns == "bootstrap":
-            if self.memory:
+            if self.memory and self.last_fit is not None:
                 completion = self.last_fit
             else:
+                # the complete returns of the other folds, and the remembered rollouts as they saw their returns
                 complete = [sample for sample in train if sample.g == 0]
-                completion = self.fit(complete, [], None, CANDIDATE_SIZES[0]) if complete else None
+                completion = self.fit(complete, remembered, None, CANDIDATE_SIZES[0]) if complete or remembered else None
         size = self.chosen_size(train, remembered, completion, n_features)
         coefficients = self.fit(train, remembered, completion, size)
         if completion is not None:

@@ -382,7 +382,7 @@ def test_equal_returns_rollout_after_rollout_warn_once_at_any_point():
 @pytest.mark.parametrize(
     "options",
     [
-        dict(baseline="auto", baseline_kwargs={}),
+        dict(baseline="auto", baseline_kwargs={"memory": 0, "fourier": 0}),
         dict(baseline="bins"),
         dict(baseline="bins", truncated_returns="mask"),
     ],

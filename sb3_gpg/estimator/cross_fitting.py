@@ -151,8 +151,9 @@ def _linear_fold(
     if bootstrap:
         completion = history.last_fit if history is not None and remembered else None
         complete = train & (samples.discounts == 0)
-        if completion is None and complete.any():
-            completion = solve(_equations(samples, complete), [], None, ridge, BASE_FEATURES)
+        if completion is None and (complete.any() or remembered):
+            # where to start: the other folds' complete returns, and the remembered rollouts as they saw theirs
+            completion = solve(_equations(samples, complete), remembered, None, ridge, BASE_FEATURES)
     size = _chosen_size(samples, train, halves, remembered, completion, ridge)
     coefficients = solve(current, remembered, completion, ridge, size)
     for _ in range(VALUE_ITERATIONS if completion is not None else 0):

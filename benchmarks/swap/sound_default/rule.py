@@ -1,0 +1,76 @@
+"""The rule of the sound default's swap check (README.md): per task, the sound default (gpg_swap_sound, this folder's
+runs) against the previous default (gpg_swap_memory_recency0.8, ../default_memory/runs) on the same seeds, the spread
+being the larger std over those seeds or, with one seed, the previous default's std over its six; then both settings'
+IQM of PPO-normalised final evaluations with 95% bootstrap intervals (PPO's seeds 100-101 as the scale).
+
+    python benchmarks/swap/sound_default/rule.py 100          # the seeds the sound default has run
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from rliable import metrics
+
+from sb3_gpg_bench.suite_report import _bootstrap, evaluations
+
+HERE = Path(__file__).parent
+PREVIOUS = HERE.parent / "default_memory"
+NEW, OLD = "gpg_swap_sound", "gpg_swap_memory_recency0.8"
+SIX_SEEDS = (100, 101, 104, 105, 106, 107)
+
+
+def final(folder: Path, metric: int) -> float:
+    values = evaluations(folder)[1]
+    return float(values[-1] if metric == 0 else values[-5:].mean())
+
+
+def run(root: Path, task: str, setting: str, seed: int) -> Path:
+    return root / "runs" / f"{task}__{setting}__seed{seed}"
+
+
+def main() -> None:
+    seeds = [int(seed) for seed in sys.argv[1:]] or [100]
+    random = json.loads((PREVIOUS / "random_scores.json").read_text())
+    tasks = sorted({p.name.split("__")[0] for p in (HERE / "runs").iterdir() if p.name.split("__")[1] == NEW})
+    rows = [
+        "| task | PPO (seeds 100-101) | previous default, same seeds | previous default, six seeds | sound default "
+        "| difference | spread | verdict |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    normalised: dict[str, list[list[float]]] = {NEW: [], OLD: []}
+    verdicts: dict[str, list[str]] = {}
+    for task in tasks:
+        if not all((run(HERE, task, NEW, seed) / "meta.json").exists() for seed in seeds):
+            continue
+        new = np.array([final(run(HERE, task, NEW, seed), 0) for seed in seeds])
+        old = np.array([final(run(PREVIOUS, task, OLD, seed), 0) for seed in seeds])
+        six = np.array([final(run(PREVIOUS, task, OLD, seed), 0) for seed in SIX_SEEDS])
+        ppo = np.array([final(run(PREVIOUS, task, "ppo", seed), 0) for seed in (100, 101)])
+        spread = max(new.std(), old.std()) if len(seeds) > 1 else six.std()
+        difference = new.mean() - old.mean()
+        verdict = "behind" if difference < -spread else ("ahead" if difference > spread else "level")
+        verdicts.setdefault(verdict, []).append(task)
+        rows.append(
+            f"| {task} | {ppo.mean():.1f} | {old.mean():.1f} | {six.mean():.1f} ± {six.std():.1f} | {new.mean():.1f} "
+            f"| {difference:+.1f} | {spread:.1f} | {verdict} |"
+        )
+        floor, scale = random[task]["mean"], ppo.mean() - random[task]["mean"]
+        if scale > 0:
+            normalised[NEW].append(list((new - floor) / scale))
+            normalised[OLD].append(list((old - floor) / scale))
+    print("\n".join(rows))
+    print()
+    for verdict, names in sorted(verdicts.items()):
+        print(f"{verdict}: {len(names)} ({', '.join(names)})")
+    arrays = {name: np.array(values) for name, values in normalised.items()}
+    points, intervals = _bootstrap(arrays, lambda scores: np.array([metrics.aggregate_iqm(scores)]))
+    for name in (NEW, OLD):
+        low, high = intervals[name][:, 0]
+        print(f"IQM of PPO-normalised final evaluations, {name}: {points[name][0]:.2f} [{low:.2f}, {high:.2f}]")
+    print(f"tasks: {len(arrays[NEW])} with PPO above random; seeds: {seeds}")
+
+
+if __name__ == "__main__":
+    main()
