@@ -158,7 +158,9 @@ def estimate(
     if options.baseline != "bins":
         fitted = _fitted(rollout, discounted, cut, ids, in_group, last_obs, gamma, bootstrap, memory)
     fits = fitted is not None and fitted.baselines is not None
-    values_at_cut, bootstrap_stats = np.zeros(n_envs), {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0}
+    # the bootstrap's diagnostics, where it runs
+    bootstrap_stats = {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0} if bootstrap else {}
+    values_at_cut = np.zeros(n_envs)
     if fitted is not None and fits:
         flat_returns = env_major(discounted)
         flat_returns[in_group] = fitted.returns
