@@ -304,10 +304,10 @@ class ReferenceGPG:
             folds = [([], samples)]  # a single trajectory: fitted on the memory alone
         for train, own in folds:
             if self.baseline == "linear":
-                own_baselines, values, coefficients = self.linear_fold(train, own, queries)
+                own_baselines, values, fit = self.linear_fold(train, own, queries)
             else:
-                own_baselines, values, coefficients = self.knn_fold(train, own, queries)
-            fits.append(coefficients)
+                own_baselines, values, fit = self.knn_fold(train, own, queries)
+            fits.append(fit)
             for sample in own:
                 value = values.get(sample.env, 0.0)
                 baselines[(sample.step, sample.env)] = own_baselines[(sample.step, sample.env)]
@@ -318,11 +318,15 @@ class ReferenceGPG:
             values = list(completed.values())
             rollout = {"samples": samples, "low": min(values, default=math.inf), "high": max(values, default=-math.inf)}
             self.memory = [*self.memory, rollout][-self.baseline_kwargs["memory"] :]
-            longest = max(len(coefficients) for coefficients in fits)
-            self.last_fit = [
-                sum(coefficients[j] if j < len(coefficients) else 0.0 for coefficients in fits) / len(fits)
-                for j in range(longest)
-            ]  # fmt: skip
+            longest = max(len(fit["coefficients"]) for fit in fits)
+            self.last_fit = {
+                "coefficients": [
+                    sum(fit["coefficients"][j] if j < len(fit["coefficients"]) else 0.0 for fit in fits) / len(fits)
+                    for j in range(longest)
+                ],
+                "low": min(fit["low"] for fit in fits),
+                "high": max(fit["high"] for fit in fits),
+            }
         return baselines, completed, value_at_cut
 
     def linear_fold(self, train, own, queries):
@@ -342,19 +346,24 @@ class ReferenceGPG:
             else:
                 # the complete returns of the other folds, and the remembered rollouts as they saw their returns
                 complete = [sample for sample in train if sample.g == 0]
-                completion = self.fit(complete, remembered, None, CANDIDATE_SIZES[0]) if complete or remembered else None
+                if complete or remembered:
+                    completion = self.ranged_fit(complete, remembered, None, CANDIDATE_SIZES[0])
         size = self.chosen_size(train, remembered, completion, n_features)
-        coefficients = self.fit(train, remembered, completion, size)
+        fit = self.ranged_fit(train, remembered, completion, size)
         if completion is not None:
             for _ in range(VALUE_ITERATIONS):
-                completion = coefficients
-                coefficients = self.fit(train, remembered, completion, size)
-        low, high = self.target_range(train, remembered, completion)
-        baselines = {(s.step, s.env): clip(dot(s.x, coefficients), low, high) for s in own}
+                completion = fit
+                fit = self.ranged_fit(train, remembered, completion, size)
+        baselines = {(s.step, s.env): value(fit, s.x) for s in own}
         values = {}
         if completion is not None:
-            values = {env: clip(dot(query, coefficients), low, high) for env, query in queries.items()}
-        return baselines, values, coefficients
+            values = {env: value(fit, query) for env, query in queries.items()}
+        return baselines, values, fit
+
+    def ranged_fit(self, rows, remembered, completion, size):
+        """:return: the fit (``fit``) with the smallest and largest of the returns it was fitted on (``target_range``)"""
+        low, high = self.target_range(rows, remembered, completion)
+        return {"coefficients": self.fit(rows, remembered, completion, size), "low": low, "high": high}
 
     def remembered(self, n_train):
         """
@@ -386,11 +395,9 @@ class ReferenceGPG:
         for size in sizes:
             error = 0.0
             for half in (0, 1):
-                fitted_on = halves[1 - half]
-                coefficients = self.fit(fitted_on, remembered, completion, size)
-                low, high = self.target_range(fitted_on, remembered, completion)
+                fit = self.ranged_fit(halves[1 - half], remembered, completion, size)
                 for sample in halves[half]:
-                    error += (clip(dot(sample.x, coefficients), low, high) - target(sample, completion)) ** 2
+                    error += (value(fit, sample.x) - target(sample, completion)) ** 2
             if best_size is None or error < best_error:
                 best_error, best_size = error, size
         return best_size
@@ -582,7 +589,12 @@ def target(sample, completion):
     """:return: the sample's return, completed (where cut) by the fit ``completion``'s value of its env's next state"""
     if completion is None or not sample.g:
         return sample.y
-    return sample.y + sample.g * sum(sample.q[j] * completion[j] for j in range(len(completion)))
+    return sample.y + sample.g * value(completion, sample.q)
+
+
+def value(fit, features):
+    """:return: the fit's value of the features, within the range of the returns it was fitted on"""
+    return clip(dot(features, fit["coefficients"]), fit["low"], fit["high"])
 
 
 def dot(features, coefficients):

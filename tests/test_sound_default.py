@@ -290,3 +290,25 @@ def test_a_memory_starts_where_every_rollout_is_one_cut_trajectory():
         fallbacks.append(buffer.group_stats["fitted_baseline_fallback"])
     assert fallbacks == [1.0, 0.0, 0.0]
     assert len(buffer.baseline_memory) == 3
+
+
+def test_completed_returns_stay_within_the_range_of_the_returns_fitted_on():
+    # Rewards of 1 a step and gamma 0.99 bound every return by 100, whatever the episode time; two envs run 8-step
+    # episodes, two run on at times 300 and 3,000, where the cubic in the time, fitted on short episodes only, would
+    # extrapolate far off: the completions and the baselines stay within the returns fitted on, rollout after rollout
+    rng = np.random.default_rng(1)
+    buffer = GroupRolloutBuffer(64, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=0.99, n_envs=4, baseline="auto",
+                                truncated_returns="bootstrap")  # fmt: skip
+    buffer._next_episode_times[:] = [0, 0, 300, 3000]
+    for _ in range(3):
+        buffer.reset()
+        for step in range(64):
+            starts = np.array([step % 8 == 0, step % 8 == 0, False, False], dtype=np.float32)
+            rewards = np.ones(4, dtype=np.float32) + 0.3 * (step % 8) / 8 * np.array([1, 1, 1, 0])
+            buffer.add(rng.normal(size=(4, 3)).astype(np.float32), np.zeros((4, 1)), rewards, starts, th.zeros(4),
+                       th.zeros(4))  # fmt: skip
+        buffer.compute_returns_and_advantage(
+            th.zeros(4), np.array([True, True, False, False]), last_obs=rng.normal(size=(4, 3))
+        )
+        assert buffer.returns.max() <= 1.3 / (1 - 0.99) and buffer.values.max() <= 1.3 / (1 - 0.99)
+        assert buffer.returns.min() >= 0 and buffer.values.min() >= 0

@@ -11,7 +11,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 from sb3_gpg.common.observation_space import box_keys, options_for_space
 from sb3_gpg.estimator import GROUP_OPTION_NAMES, GroupOptions, estimate
-from sb3_gpg.estimator.baseline_memory import BaselineMemory
+from sb3_gpg.estimator.baseline_memory import BaselineMemory, Equations, Fit
 from sb3_gpg.estimator.returns import episode_times
 
 
@@ -67,7 +67,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         self.baseline_memory = BaselineMemory((self.group_options.baseline_kwargs or {}).get("memory", 0))
         # A rollout's estimate computed again (before the next reset) reads the memory as it was before the first
         # time, and replaces what that one added
-        self._memory_before: tuple[list, object] | None = None
+        self._memory_before: tuple[list[Equations], Fit | None] | None = None
         self.pos = 0  # read by reset(), which the parent's __init__ calls
         self.group_stats: dict[str, float] = {}
         # Samples that enter the loss, flattened as `get` flattens (env-major); None when all do
@@ -85,10 +85,9 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
 
     def reset_estimator_state(self) -> None:
         """
-        Forget what carries across rollouts: the episode times and the linear baseline's memory (a new env, e.g.
-        ``set_env``, starts its episodes and its returns anew).
+        Forget the linear baseline's memory (another env, e.g. ``set_env``, has returns of its own). The episode
+        times restart by themselves where the env is reset (its first step starts an episode).
         """
-        self._next_episode_times = np.zeros(self.n_envs, dtype=np.int64)
         self.baseline_memory.clear()
         self._memory_before = None
 
@@ -144,7 +143,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         else:  # computed again: as the first time
             memory.rollouts.clear()
             memory.rollouts.extend(self._memory_before[0])
-            memory.last_fit = self._memory_before[1]  # type: ignore[assignment]
+            memory.last_fit = self._memory_before[1]
         bootstraps = self.group_options.truncated_returns == "bootstrap" and last_obs is not None
         result = estimate(
             self.observations,
@@ -226,7 +225,7 @@ def _with_feature_seed(options: GroupOptions) -> GroupOptions:
     """
     :return: the options with the linear baseline's ``fourier_seed`` drawn where it is None: from NumPy's global
         generator, which SB3 seeds with the model's seed before it builds the buffer, so that each seed of a model
-        gets its own random features and a model built again with its seed (a load) the same
+        gets its own random features, and a model with a seed, built again (a load), the same
     """
     kwargs = options.baseline_kwargs
     if options.baseline != "linear" or kwargs is None or kwargs.get("fourier_seed", 0) is not None:

@@ -30,6 +30,28 @@ BASE_FEATURES = 4
 VALUE_ITERATIONS = 2
 
 
+class Fit(NamedTuple):
+    """
+    A linear fit and the range of the returns it was fitted on, within which its values are read.
+
+    :param coefficients: the coefficients of the first ``len(coefficients)`` features
+    :param low: the smallest return fitted on
+    :param high: the largest
+    """
+
+    coefficients: np.ndarray
+    low: float
+    high: float
+
+    def values(self, features: np.ndarray) -> np.ndarray:
+        """
+        :return: the fit's value of each row of ``features``, within [low, high]: its cubic in the episode time,
+            fitted on some times only, would otherwise extrapolate to any value at the others (and, completing cut
+            returns, carry it into the next fits' targets)
+        """
+        return np.clip(features[:, : len(self.coefficients)] @ self.coefficients, self.low, self.high)
+
+
 class Equations(NamedTuple):
     """
     Samples as a linear fit reads them.
@@ -37,8 +59,7 @@ class Equations(NamedTuple):
     :param gram: ``X^T X``
     :param partial: ``X^T y``, with ``y`` the returns within the rollout (complete, or cut where it ended)
     :param cut_sums: per env, the sum of its cut samples' features, each times ``gamma ** k`` (k steps to the cut),
-        so that ``partial + cut_sums^T (cut_states @ theta)`` are the products with the returns completed by the fit
-        ``theta``
+        so that ``partial + cut_sums^T fit.values(cut_states)`` are the products with the returns completed by a fit
     :param cut_states: the features of each env's state after the rollout
     :param n_samples: the number of samples
     :param low: the smallest return (as completed when the samples were fitted on)
@@ -72,7 +93,8 @@ class Equations(NamedTuple):
         :param returns: the returns as completed, for the range
         """
         cut_sums = np.zeros_like(cut_states)
-        np.add.at(cut_sums, envs, features * discounts[:, None])
+        cut = discounts > 0
+        np.add.at(cut_sums, envs[cut], features[cut] * discounts[cut, None])
         return cls(
             features.T @ features,
             features.T @ partial,
@@ -96,14 +118,14 @@ class Equations(NamedTuple):
             max(self.high, other.high),
         )
 
-    def moments(self, completion: np.ndarray | None, n_columns: int) -> np.ndarray:
+    def moments(self, completion: Fit | None, n_columns: int) -> np.ndarray:
         """
-        :param completion: the fit that completes the cut returns (its first columns), or None to keep them cut
+        :param completion: the fit that completes the cut returns, or None to keep them cut
         :return: the products of the first ``n_columns`` features with the returns
         """
         if completion is None:
             return self.partial[:n_columns]
-        return self.partial[:n_columns] + self.cut_sums[:, :n_columns].T @ (self.cut_states[:, : len(completion)] @ completion)
+        return self.partial[:n_columns] + self.cut_sums[:, :n_columns].T @ completion.values(self.cut_states)
 
 
 class BaselineMemory:
@@ -115,7 +137,7 @@ class BaselineMemory:
 
     def __init__(self, size: int):
         self.rollouts: deque[Equations] = deque(maxlen=size)
-        self.last_fit: np.ndarray | None = None
+        self.last_fit: Fit | None = None
 
     def __len__(self) -> int:
         return len(self.rollouts)
@@ -140,7 +162,7 @@ class BaselineMemory:
 def solve(
     current: Equations | None,
     remembered: list[tuple[float, Equations]],
-    completion: np.ndarray | None,
+    completion: Fit | None,
     ridge: float,
     size: int,
 ) -> np.ndarray | None:
@@ -188,11 +210,3 @@ def solve(
     except np.linalg.LinAlgError:
         coefficients = np.linalg.lstsq(gram, moments, rcond=None)[0]
     return coefficients[:size]
-
-
-def predict(coefficients: np.ndarray, features: np.ndarray, low: float, high: float) -> np.ndarray:
-    """
-    :return: the fit's value of each row of ``features``, within [low, high] (the returns it was fitted on): its cubic
-        in the episode time, fitted on some times only, would otherwise extrapolate to any value at the others
-    """
-    return np.clip(features[:, : len(coefficients)] @ coefficients, low, high)

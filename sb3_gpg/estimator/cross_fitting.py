@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sb3_gpg.estimator.baseline_memory import BASE_FEATURES, VALUE_ITERATIONS, BaselineMemory, Equations, predict, solve
+from sb3_gpg.estimator.baseline_memory import BASE_FEATURES, VALUE_ITERATIONS, BaselineMemory, Equations, Fit, solve
 from sb3_gpg.estimator.fitted_baselines import knn_mean, standardise
 
 # The sizes of fit a fold chooses among (its first columns: the time's, then the observation's, then the Fourier
@@ -54,7 +54,8 @@ class FittedEstimate(NamedTuple):
         none was found)
     :param found: which envs have one
     :param memory_entry: the linear baseline's statistics of this rollout, for the memory (None for knn)
-    :param last_fit: the mean of the folds' linear fits, where the next rollout's value iteration starts
+    :param last_fit: the mean of the folds' linear fits (within the widest of their ranges), where the next rollout's
+        value iteration starts
     """
 
     baselines: np.ndarray | None
@@ -62,7 +63,7 @@ class FittedEstimate(NamedTuple):
     values_at_cut: np.ndarray
     found: np.ndarray
     memory_entry: Equations | None
-    last_fit: np.ndarray | None
+    last_fit: Fit | None
 
 
 def fitted_estimate(
@@ -106,35 +107,36 @@ def fitted_estimate(
     if baseline == "knn":
         features, cut_features = standardise(samples.features, samples.cut_features)
         samples = samples._replace(features=features, cut_features=cut_features)
-    fits = []
-    for fold in fold_ids:
-        own = folds == fold if fold >= 0 else np.ones(n_samples, dtype=bool)
-        train = ~own if fold >= 0 else np.zeros(n_samples, dtype=bool)
-        fit = _linear_fold if baseline == "linear" else _knn_fold
-        fold_baselines, values, has_value, coefficients = fit(samples, train, own, history, bootstrap, **kwargs)
+    fits: list[Fit | None] = []
+    for fold_id in fold_ids:
+        own = folds == fold_id if fold_id >= 0 else np.ones(n_samples, dtype=bool)
+        train = ~own if fold_id >= 0 else np.zeros(n_samples, dtype=bool)
+        fold = _linear_fold if baseline == "linear" else _knn_fold
+        fold_baselines, values, has_value, fold_fit = fold(samples, train, own, history, bootstrap, **kwargs)
         baselines[own] = fold_baselines
         own_cut = own & cut
         returns[own_cut] += samples.discounts[own_cut] * values[samples.envs[own_cut]]
         own_envs = np.unique(samples.envs[own_cut])
         values_at_cut[own_envs], found[own_envs] = values[own_envs], has_value
-        fits.append(coefficients)
+        fits.append(fold_fit)
     memory_entry: Equations | None = None
-    last_fit: np.ndarray | None = None
+    last_fit: Fit | None = None
     if baseline == "linear":
         memory_entry = Equations.of(
             samples.features, samples.partial, samples.discounts, samples.envs, samples.cut_features, returns
         )
-        usable = [coefficients for coefficients in fits if coefficients is not None]
+        usable = [fit for fit in fits if fit is not None]
         if usable:
-            last_fit = np.zeros(max(map(len, usable)))
-            for coefficients in usable:
-                last_fit[: len(coefficients)] += coefficients / len(usable)
+            mean = np.zeros(max(len(fit.coefficients) for fit in usable))
+            for fit in usable:
+                mean[: len(fit.coefficients)] += fit.coefficients / len(usable)
+            last_fit = Fit(mean, min(fit.low for fit in usable), max(fit.high for fit in usable))
     return FittedEstimate(baselines, returns, values_at_cut, found, memory_entry, last_fit)
 
 
 def _linear_fold(
     samples: Samples, train: np.ndarray, own: np.ndarray, history: BaselineMemory | None, bootstrap: bool, **kwargs: Any
-) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray | None]:
+) -> tuple[np.ndarray, np.ndarray, bool, Fit]:
     """
     :param train: the samples fitted on (the other folds')
     :param own: the samples whose baselines are fitted
@@ -152,37 +154,44 @@ def _linear_fold(
         completion = history.last_fit if history is not None and remembered else None
         complete = train & (samples.discounts == 0)
         if completion is None and (complete.any() or remembered):
-            # where to start: the other folds' complete returns, and the remembered rollouts as they saw theirs
-            completion = solve(_equations(samples, complete), remembered, None, ridge, BASE_FEATURES)
+            # where to start: the other folds' complete returns, and the remembered rollouts' returns as far as they saw
+            completion = _fit(samples, complete, _equations(samples, complete), remembered, None, ridge, BASE_FEATURES)
     size = _chosen_size(samples, train, halves, remembered, completion, ridge)
-    coefficients = solve(current, remembered, completion, ridge, size)
+    fit = _fit(samples, train, current, remembered, completion, ridge, size)
     for _ in range(VALUE_ITERATIONS if completion is not None else 0):
-        completion = coefficients
-        coefficients = solve(current, remembered, completion, ridge, size)
-    assert coefficients is not None, "a fold has samples to fit on or a memory"
-    low, high = _target_range(samples, train, remembered, completion)
-    values = np.zeros(len(samples.cut_features))
-    if completion is not None:
-        values = predict(coefficients, samples.cut_features, low, high)
-    return predict(coefficients, samples.features[own], low, high), values, completion is not None, coefficients
+        completion = fit
+        fit = _fit(samples, train, current, remembered, completion, ridge, size)
+    values = fit.values(samples.cut_features) if completion is not None else np.zeros(len(samples.cut_features))
+    return fit.values(samples.features[own]), values, completion is not None, fit
 
 
-def _targets(samples: Samples, rows: np.ndarray, completion: np.ndarray | None) -> np.ndarray:
+def _fit(
+    samples: Samples,
+    rows: np.ndarray,
+    current: Equations | None,
+    remembered: list[tuple[float, Equations]],
+    completion: Fit | None,
+    ridge: float,
+    size: int,
+) -> Fit:
+    """
+    :param rows: the current samples fitted on (``current`` their statistics)
+    :return: the ridge fit (``solve``) with the range of the returns it was fitted on: the current samples' as
+        completed, and the remembered ones'
+    """
+    coefficients = solve(current, remembered, completion, ridge, size)
+    assert coefficients is not None, "a fit has current samples or a memory"
+    targets = _targets(samples, rows, completion)
+    low = min([float(targets.min(initial=np.inf)), *(rollout.low for _, rollout in remembered)])
+    high = max([float(targets.max(initial=-np.inf)), *(rollout.high for _, rollout in remembered)])
+    return Fit(coefficients, low, high)
+
+
+def _targets(samples: Samples, rows: np.ndarray, completion: Fit | None) -> np.ndarray:
     """:return: the returns of the samples ``rows``, cut ones completed by the fit ``completion``"""
     if completion is None:
         return samples.partial[rows]
-    cut_values = samples.cut_features[samples.envs[rows], : len(completion)] @ completion
-    return samples.partial[rows] + samples.discounts[rows] * cut_values
-
-
-def _target_range(
-    samples: Samples, train: np.ndarray, remembered: list[tuple[float, Equations]], completion: np.ndarray | None
-) -> tuple[float, float]:
-    """:return: the range of the returns fitted on: the other folds' as completed, and the remembered ones'"""
-    targets = _targets(samples, train, completion)
-    low = min([float(targets.min(initial=np.inf)), *(rollout.low for _, rollout in remembered)])
-    high = max([float(targets.max(initial=-np.inf)), *(rollout.high for _, rollout in remembered)])
-    return low, high
+    return samples.partial[rows] + samples.discounts[rows] * completion.values(samples.cut_features[samples.envs[rows]])
 
 
 def _chosen_size(
@@ -190,7 +199,7 @@ def _chosen_size(
     train: np.ndarray,
     halves: list[Equations],
     remembered: list[tuple[float, Equations]],
-    completion: np.ndarray | None,
+    completion: Fit | None,
     ridge: float,
 ) -> int:
     """
@@ -207,12 +216,9 @@ def _chosen_size(
     for size in sizes:
         error = 0.0
         for half in (0, 1):
-            rows = train & (samples.halves == half)
-            coefficients = solve(halves[1 - half], remembered, completion, ridge, size)
-            assert coefficients is not None, "a half has samples"
-            low, high = _target_range(samples, train & (samples.halves != half), remembered, completion)
-            predictions = predict(coefficients, samples.features[rows], low, high)
-            error += float(np.sum((predictions - _targets(samples, rows, completion)) ** 2))
+            rows, other = train & (samples.halves == half), train & (samples.halves != half)
+            fit = _fit(samples, other, halves[1 - half], remembered, completion, ridge, size)
+            error += float(np.sum((fit.values(samples.features[rows]) - _targets(samples, rows, completion)) ** 2))
         errors.append(error)
     return sizes[int(np.argmin(errors))]
 

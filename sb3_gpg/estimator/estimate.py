@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sb3_gpg.estimator.baseline_memory import BaselineMemory, Equations
+from sb3_gpg.estimator.baseline_memory import BaselineMemory, Equations, Fit
 from sb3_gpg.estimator.binning import Binning, binning_levels
 from sb3_gpg.estimator.cross_fitting import FittedEstimate, Samples, fitted_estimate
 from sb3_gpg.estimator.fitted_baselines import knn_features, linear_features, trajectory_order
@@ -56,7 +56,7 @@ class Estimate(NamedTuple):
     explained_variance: float
     stats: dict[str, float]
     memory_entry: Equations | None = None
-    last_fit: np.ndarray | None = None
+    last_fit: Fit | None = None
 
 
 class _Rollout(NamedTuple):

@@ -80,7 +80,8 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
             check_real(f"baseline_kwargs['{name}']", kwargs[name])
     _check_ranges(kwargs)
     # Arguments of a part that is off would be ignored without a word (their defaults, written out, change nothing)
-    for name, part in (("recency", "memory"), ("fourier_scale", "fourier"), ("fourier_seed", "fourier")):
+    # (fourier_seed also draws the projection of large observations: taken whatever fourier is)
+    for name, part in (("recency", "memory"), ("fourier_scale", "fourier")):
         if name in given and kwargs[part] == 0 and kwargs[name] != BASELINE_KWARGS[baseline][name]:
             raise ValueError(
                 f"baseline_kwargs['{name}'] is an argument of the {part} (baseline_kwargs['{part}']), which is 0 (off): "

@@ -48,7 +48,8 @@ class GroupOptions:
         group's estimate of what follows: ``gamma**k`` times the value of the env's next state, k steps after the
         sample, where the value is the mean first-visit return, among the rollout's complete (not cut) returns, of the
         next state's bin (with ``min_bin_count`` and the fallbacks; 0 where no level has enough), or the fitted
-        baseline's, fitted on the complete returns
+        baseline's, fitted per fold on the other folds (``cross_fitting``: the linear one by value iteration over their
+        cut returns and its memory, knn on their complete returns)
     :param advantage_scale: ``"none"``, or ``"bin_std"``: every advantage is divided by the standard deviation of the
         first-visit returns of the bin its baseline came from (the next coarser bin's where that one holds fewer than
         two returns or no spread; 1 where none has), before the per-minibatch normalisation of ``normalize_advantage``
