@@ -1,7 +1,8 @@
 """The rule of the sound default's swap check (README.md): per task, the sound default (gpg_swap_sound, this folder's
 runs) against the previous default (gpg_swap_memory_recency0.8, ../default_memory/runs) on the same seeds, the spread
 being the larger std over those seeds or, with one seed, the previous default's std over its six; then both settings'
-IQM of PPO-normalised final evaluations with 95% bootstrap intervals (PPO's seeds 100-101 as the scale).
+IQM of PPO-normalised final evaluations with 95% bootstrap intervals (PPO's seeds 100-101 as the scale); then the
+sound default's held-out explained variance (train/baseline_explained_variance) over each quarter of training.
 
     python benchmarks/swap/sound_default/rule.py 100          # the seeds the sound default has run
 """
@@ -13,6 +14,7 @@ from pathlib import Path
 import numpy as np
 from rliable import metrics
 
+from sb3_gpg_bench.suite import read_training_log
 from sb3_gpg_bench.suite_report import _bootstrap, evaluations
 
 HERE = Path(__file__).parent
@@ -70,6 +72,19 @@ def main() -> None:
         low, high = intervals[name][:, 0]
         print(f"IQM of PPO-normalised final evaluations, {name}: {points[name][0]:.2f} [{low:.2f}, {high:.2f}]")
     print(f"tasks: {len(arrays[NEW])} with PPO above random; seeds: {seeds}")
+    print()
+    print("| task | held-out explained variance, mean over each quarter of training | lowest quarter |")
+    print("|---|---|---|")
+    for task in tasks:
+        quarters = []
+        for seed in seeds:
+            logged = read_training_log(run(HERE, task, NEW, seed)).get("train/baseline_explained_variance", [])
+            if logged:
+                values = np.asarray(logged, dtype=float)[:, 1]
+                quarters.append([part.mean() for part in np.array_split(values, 4)])
+        if quarters:
+            means = np.mean(quarters, axis=0)
+            print(f"| {task} | {' / '.join(f'{value:.2f}' for value in means)} | {means.min():.2f} |")
 
 
 if __name__ == "__main__":
