@@ -385,14 +385,11 @@ class ReferenceGPG:
         """
         :param remembered: the memory, weighted for the whole of ``train`` (as the package weighs it)
         :return: the first of the sizes of fit whose fit on one half of ``train`` (and the memory) predicts the other
-            half best, summed both ways; without two halves, the last rollout's fit's size, else the time's alone
+            half best, summed both ways; without two halves, all the features with a memory, else the time's alone
         """
         halves = [[s for s in train if s.half == 0], [s for s in train if s.half == 1]]
         if not halves[0] or not halves[1]:
-            # nothing to choose on: the last rollout's size, or the time's alone
-            if self.memory and self.last_fit is not None:
-                return min(len(self.last_fit["coefficients"]), n_features)
-            return CANDIDATE_SIZES[0]
+            return n_features if self.memory else CANDIDATE_SIZES[0]
         sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)})
         best_error, best_size = math.inf, None
         for size in sizes:

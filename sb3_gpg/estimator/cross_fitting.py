@@ -156,8 +156,7 @@ def _linear_fold(
         if completion is None and (complete.any() or remembered):
             # where to start: the other folds' complete returns, and the remembered rollouts' returns as far as they saw
             completion = _fit(samples, complete, _equations(samples, complete), remembered, None, ridge, BASE_FEATURES)
-    last_size = None if history is None or history.last_fit is None else len(history.last_fit.coefficients)
-    size = _chosen_size(samples, train, halves, remembered, completion, ridge, last_size)
+    size = _chosen_size(samples, train, halves, remembered, completion, ridge)
     fit = _fit(samples, train, current, remembered, completion, ridge, size)
     for _ in range(VALUE_ITERATIONS if completion is not None else 0):
         completion = fit
@@ -202,18 +201,17 @@ def _chosen_size(
     remembered: list[tuple[float, Equations]],
     completion: Fit | None,
     ridge: float,
-    last_size: int | None,
 ) -> int:
     """
     :param halves: the statistics of the two halves of the training trajectories
-    :param last_size: the size of the last rollout's fit, if any
     :return: the size of fit (``CANDIDATE_SIZES``, and all the features) whose fit on one half and the memory predicts
         the other half best, summed over both ways; with no two halves to choose on (a training set of one
-        trajectory), the last rollout's size where there is one, else the time's alone
+        trajectory), all the features where there is a memory (a rollout of long episodes, whose fit rests on it),
+        else the time's alone
     """
     n_features = samples.features.shape[1]
     if not (halves[0].n_samples and halves[1].n_samples):
-        return min(last_size, n_features) if last_size else BASE_FEATURES
+        return n_features if remembered else BASE_FEATURES
     sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)})
     errors = []
     for size in sizes:
