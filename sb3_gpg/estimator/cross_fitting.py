@@ -95,7 +95,7 @@ def fitted_estimate(
         )
         n_envs = len(samples.cut_features)
         return FittedEstimate(None, samples.partial.copy(), np.zeros(n_envs), np.zeros(n_envs, dtype=bool), entry, None)
-    cut = samples.discounts > 0 if bootstrap else np.zeros(n_samples, dtype=bool)
+    cut = samples.discounts > 0  # (all 0 where the cut returns are kept)
     if folds is None:
         folds = np.zeros(n_samples, dtype=np.int64)
         fold_ids: list[int] = [-1]  # fitted on the memory alone
@@ -191,7 +191,8 @@ def _targets(samples: Samples, rows: np.ndarray, completion: Fit | None) -> np.n
     """:return: the returns of the samples ``rows``, cut ones completed by the fit ``completion``"""
     if completion is None:
         return samples.partial[rows]
-    return samples.partial[rows] + samples.discounts[rows] * completion.values(samples.cut_features[samples.envs[rows]])
+    # each env's value once, then read by its samples (not the cut state's features copied to every sample)
+    return samples.partial[rows] + samples.discounts[rows] * completion.values(samples.cut_features)[samples.envs[rows]]
 
 
 def _chosen_size(
