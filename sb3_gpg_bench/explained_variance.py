@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sb3_gpg_bench.figures import save_png
 from sb3_gpg_bench.suite import read_training_log
 from sb3_gpg_bench.suites import Suite
 from sb3_gpg_bench.timing import meta
@@ -34,6 +35,7 @@ MEASURES = {
     "train/explained_variance": "lambda-returns",
 }
 QUARTERS = 4
+COLUMNS = 4  # panels per row of the figure
 Series = dict[tuple[str, str, str], dict[int, tuple[np.ndarray, np.ndarray]]]
 
 
@@ -107,8 +109,12 @@ def _plot(series: Series, suite: Suite, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     tasks = [env_id for env_id in suite.tasks if any(key[0] == env_id for key in series)]
-    figure, axes = plt.subplots(1, len(tasks), figsize=(7 * len(tasks), 4.5), squeeze=False)
-    for axis, env_id in zip(axes[0], tasks, strict=True):
+    columns = min(len(tasks), COLUMNS)
+    rows = -(-len(tasks) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(5 * columns, 3.6 * rows), squeeze=False)
+    for axis in axes.flat[len(tasks) :]:
+        axis.set_visible(False)
+    for axis, env_id in zip(axes.flat, tasks, strict=False):
         for key in sorted((key for key in series if key[0] == env_id), key=lambda key: _order(suite, *key)):
             runs = series[key]
             grid = np.linspace(0, min(steps[-1] for steps, _ in runs.values()), 200)
@@ -120,5 +126,5 @@ def _plot(series: Series, suite: Suite, path: Path) -> None:
         axis.grid(alpha=0.3)
         axis.legend(fontsize=7)
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    save_png(figure, path, dpi=70)
     plt.close(figure)

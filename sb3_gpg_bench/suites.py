@@ -57,16 +57,17 @@ def pinned_entry(base: str, env_id: str) -> dict[str, Any]:
 @functools.cache
 def _study(study: str) -> Any:
     import optuna
-    from optuna.storages.journal import JournalFileBackend
+
+    from sb3_gpg_bench.journal import journal_storage
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    journal = BENCHMARKS / "mujoco_search" / f"{study.split('_')[0]}_v5.log"
-    return optuna.load_study(study_name=study, storage=optuna.storages.JournalStorage(JournalFileBackend(str(journal))))
+    journal = BENCHMARKS / "mujoco_search" / f"{study.split('_')[0]}_v5.log.gz"
+    return optuna.load_study(study_name=study, storage=journal_storage(journal))
 
 
 def trial_params(study: str, number: int, horizon_digits: bool = False) -> tuple[str, ...]:
     """
-    A trial of a study of the MuJoCo search (``benchmarks/mujoco_search/<task>_v5.log``) as ``-params``: its Optuna
+    A trial of a study of the MuJoCo search (``benchmarks/mujoco_search/<task>_v5.log.gz``) as ``-params``: its Optuna
     params turned into GPG's hyperparameters by the converter that rl_zoo3's ``--trial-id`` applies
     (``convert_gpg_params``), each number at 4 significant digits, the precision its confirmation runs ran at (the
     journal holds Optuna's full precision; ``study_text`` writes the values).

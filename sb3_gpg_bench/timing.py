@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from sb3_gpg_bench.figures import save_png
+
 # A process whose command line holds one of these is a training (RL Zoo's, as the suite runs them, or the CLI's)
 TRAINING_MARKERS = ("sb3_gpg.train", "rl_zoo3.train", "sb3-gpg train", "sb3_gpg/train.py", "rl_zoo3/train.py")
 SAMPLE_EVERY_S = 15.0  # seconds between two samples of the load
@@ -354,5 +356,5 @@ def _plot(curves: Curves, ppo_finals: dict[str, float], floors: dict[str, float]
         axis.set_visible(False)
     figure.suptitle("each run; dotted: 50% and 90% of PPO's final score", fontsize=9)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    save_png(figure, path, dpi=100)
     plt.close(figure)

@@ -1,7 +1,7 @@
 """How much tuning each RL Zoo suite task's ``gpg.yml`` entry got, counted from the committed evidence.
 
 Two kinds of tuning, both on tuning seeds (100 and above): Optuna trials (the MuJoCo search's journals,
-``benchmarks/mujoco_search/*.log``, and the 40-trial studies kept as CSV in ``benchmarks/zoo_suite/tuning/optuna``),
+``benchmarks/mujoco_search/*.log.gz``, and the 40-trial studies kept as CSV in ``benchmarks/zoo_suite/tuning/optuna``),
 and screens: candidate settings trained at the task's full budget, one folder per run named
 ``<task>__<setting>__seed<N>`` (``SCREEN_DIRS``). A screened candidate is a setting other than the reference runs
 ``gpg`` (the entry of the time) and ``ppo``. ``benchmarks/zoo_suite/README.md``'s "Tuning effort" table is
@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sb3_gpg_bench.journal import journal_storage
 from sb3_gpg_bench.suites import ZOO_TASKS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,9 +32,9 @@ STATES = ("COMPLETE", "PRUNED", "FAIL")
 STUDIES = {
     "Pendulum-v1": ["benchmarks/zoo_suite/tuning/optuna/gpg/pendulum_v1_40_trials.csv"],
     "MountainCarContinuous-v0": ["benchmarks/zoo_suite/tuning/optuna/gpg/mountaincarcontinuous_v0_40_trials.csv"],
-    "HalfCheetah-v5": ["benchmarks/mujoco_search/halfcheetah_v5.log"],
-    "Walker2d-v5": ["benchmarks/mujoco_search/walker2d_v5.log"],
-    "Swimmer-v5": ["benchmarks/mujoco_search/swimmer_v5.log"],
+    "HalfCheetah-v5": ["benchmarks/mujoco_search/halfcheetah_v5.log.gz"],
+    "Walker2d-v5": ["benchmarks/mujoco_search/walker2d_v5.log.gz"],
+    "Swimmer-v5": ["benchmarks/mujoco_search/swimmer_v5.log.gz"],
 }
 # Screened candidates that the READMEs report but whose runs were not committed: task -> (candidates, runs, what)
 TEXT_ONLY = {
@@ -73,17 +74,11 @@ class Effort:
 
 
 def study_trials(path: Path) -> list[Counter[str]]:
-    """:return: the trials of each study in ``path`` (a JournalStorage file, or a CSV of one study) by state"""
+    """:return: the trials of each study in ``path`` (a journal, ``*.log`` or ``*.log.gz``; or one study's CSV) by state"""
     if path.suffix == ".csv":
         with path.open(newline="") as f:
             return [Counter(row["state"] for row in csv.DictReader(f))]
-    import optuna
-
-    backend = getattr(optuna.storages, "journal", None)
-    if backend is not None and hasattr(backend, "JournalFileBackend"):
-        storage = optuna.storages.JournalStorage(backend.JournalFileBackend(str(path)))
-    else:  # optuna < 4
-        storage = optuna.storages.JournalStorage(optuna.storages.JournalFileStorage(str(path)))
+    storage = journal_storage(path)
     return [
         Counter(t.state.name for t in storage.get_all_trials(s._study_id, deepcopy=False)) for s in storage.get_all_studies()
     ]

@@ -1,10 +1,11 @@
 """
-What an Optuna study of ``sb3-gpg train -optimize`` found, from its storage (a journal file, ``*.log``, or an RDB URL):
+What an Optuna study of ``sb3-gpg train -optimize`` found, from its storage (a journal file, ``*.log`` or ``*.log.gz``,
+or an RDB URL):
 how many trials finished or were pruned, the best trials with their GPG settings, each parameter's importance
 (PED-ANOVA, which needs no scikit-learn) and a plot of the scores against the trial number and the searched horizon
 (gamma and n_steps). Written as ``<out>/<study>.md`` and ``<out>/<study>.png``::
 
-    python scripts/study_summary.py --storage benchmarks/mujoco_search/halfcheetah_v5.log \\
+    python scripts/study_summary.py --storage benchmarks/mujoco_search/halfcheetah_v5.log.gz \\
         --study-name halfcheetah_v5_300k --out benchmarks/mujoco_search
 
 A trial to confirm at the full budget becomes a ``zoo_tuning`` setting of ``sb3_gpg_bench.suites`` read from the
@@ -20,6 +21,7 @@ import optuna
 
 from sb3_gpg.zoo.registry import convert_gpg_params
 from sb3_gpg_bench.experiments import pyplot
+from sb3_gpg_bench.journal import journal_storage
 from sb3_gpg_bench.suites import study_text
 
 # The settings shown for each of the best trials, in this order
@@ -29,13 +31,13 @@ SHOWN = ("n_envs", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "
 
 def load(storage: str, study_name: str) -> optuna.Study:
     """
-    :param storage: a journal file (``*.log``) or an RDB URL, as given to ``-optimize --storage``
+    :param storage: a journal file (``*.log``, or ``*.log.gz`` as committed) or an RDB URL, as given to ``-optimize --storage``
     :param study_name: the study's name (``--study-name``)
     :return: the study
     """
     backend: Any = storage
-    if storage.endswith(".log"):
-        backend = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(storage))
+    if storage.endswith((".log", ".log.gz")):
+        backend = journal_storage(storage)
     return optuna.load_study(study_name=study_name, storage=backend)
 
 
@@ -98,7 +100,7 @@ def plot(study: optuna.Study, path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--storage", required=True, help="the study's journal file (*.log) or RDB URL")
+    parser.add_argument("--storage", required=True, help="the study's journal file (*.log or *.log.gz) or RDB URL")
     parser.add_argument("--study-name", required=True)
     parser.add_argument("--best", type=int, default=5, help="how many of the best trials to list")
     parser.add_argument("--out", type=Path, required=True, help="folder for <study>.md and <study>.png")

@@ -202,8 +202,13 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_when_to_use_quotes_the_zoo_suites_committed_tables():
-    figures, page = suite_figures(), flat((ROOT / "docs" / "guide" / "when_to_use.rst").read_text())
+# The guide, and the detailed reading that benchmarks/ keeps of it
+WHEN_TO_USE_PAGES = (ROOT / "docs" / "guide" / "when_to_use.rst", ROOT / "benchmarks" / "when_to_use" / "README.md")
+
+
+@pytest.mark.parametrize("path", WHEN_TO_USE_PAGES, ids=lambda path: path.relative_to(ROOT).as_posix())
+def test_when_to_use_quotes_the_zoo_suites_committed_tables(path):
+    figures, page = suite_figures(), flat(path.read_text())
     tasks, timing = figures["tasks"], figures["timing"]
     assert len(tasks) == 10 and {"HalfCheetah-v5", "Walker2d-v5"} <= timing.keys(), (tasks.keys(), timing.keys())
     section = page.split("At RL Zoo's budgets")[1].split("Which estimator options")[0]
@@ -221,7 +226,7 @@ def test_when_to_use_quotes_the_zoo_suites_committed_tables():
     ratios = {task: float(row["ppo"].split()[0]) / float(row["gpg"].split()[0]) for task, row in tasks.items()}
     quoted.append(f"PPO at {ratios['Walker2d-v5']:.2f}x GPG's score there")
     quoted.append(f"still {ratios['HalfCheetah-v5']:.2f}x GPG on HalfCheetah, and {ratios['Walker2d-v5']:.2f}x on Walker2d")
-    assert not [sentence for sentence in quoted if sentence not in page]
+    assert not [sentence for sentence in quoted if sentence not in page], path
 
 
 def test_when_to_use_evidence_quotes_the_zoo_suites_committed_tables():
@@ -261,3 +266,87 @@ def test_zoo_suites_readme_quotes_its_committed_tables():
     assert f"the probability that GPG improves on PPO {figures['improves']}" in readme
     assert f"instead, {figures['earliest']}" in readme
     assert f"{cheetah['wall']} its wall time under the same load" in readme
+
+
+# The swap guide's table: what a one-word swap gets, from the swap suite's committed READMEs
+SWAP = ROOT / "benchmarks" / "swap"
+SWAP_GUIDE = ROOT / "docs" / "guide" / "swap_ppo.rst"
+
+
+def swap_guide_table() -> dict[str, list[str]]:
+    """:return: per task, the cells of the swap guide's table after the task (PPO, previous default, current default)"""
+    section = SWAP_GUIDE.read_text().split("What to expect\n", 1)[1].split("\n\n\n", 1)[0]
+    rows = [re.split(r"\s{2,}", line.strip()) for line in section.splitlines() if re.match(r"^[A-Z]\w*-v\d+\s", line)]
+    return {cells[0]: cells[1:] for cells in rows}
+
+
+def test_swap_guide_quotes_the_swap_suites_committed_tables():
+    table = swap_guide_table()
+    readme, sound = (SWAP / "README.md").read_text(), (SWAP / "sound_default" / "README.md").read_text()
+    # the previous default over six seeds, and PPO: the swap README's table "All six seeds"
+    six_seeds = markdown_rows(readme.split("All six seeds:", 1)[1].split("\n\n", 2)[1])
+    header, six_seeds = six_seeds[0], {cells[0]: cells for cells in six_seeds[1:]}
+    ppo, previous = header.index("PPO (seeds 100-101)"), header.index("candidate")
+    # the current default: the sound default's table, on the tasks run so far
+    sound_rows = next(rows for rows in map(markdown_rows, sound.split("\n\n")) if rows and "sound default" in rows[0])
+    current = sound_rows[0].index("sound default")
+    sound_default = {cells[0]: cells[current] for cells in sound_rows[1:]}
+    assert table.keys() == six_seeds.keys(), (sorted(table), sorted(six_seeds))
+    quoted = {task: [cells[ppo], cells[previous], sound_default.get(task, "-")] for task, cells in six_seeds.items()}
+    differ = {task: (table[task], quoted[task]) for task in table if table[task] != quoted[task]}
+    assert not differ, (
+        "docs/guide/swap_ppo.rst's table (PPO, previous default, current default) no longer quotes benchmarks/swap's "
+        f"README (all six seeds) and sound_default/README.md: update it, and its sentence on the IQMs: {differ}"
+    )
+    page, flat_readme = flat(SWAP_GUIDE.read_text()), flat(readme)
+    six_seed_iqm = re.search(r"All six seeds .*?Its IQM is (\S+ \[\S+ \S+\])", flat_readme).group(1)
+    iqms = dict(re.findall(r"IQM of PPO-normalised final evaluations, (\S+): (\S+ \[\S+ \S+\])", sound))
+    assert f"IQM of PPO-normalised final scores is {six_seed_iqm}" in page, six_seed_iqm
+    assert f"IQM {iqms['gpg_swap_sound']} against the previous default's {iqms['gpg_swap_memory_recency0.8']}" in page, iqms
+
+
+def list_table_rows(text: str) -> list[list[str]]:
+    """:return: the cells of a reST list-table's rows (one line per cell, at two spaces' indent), header row included"""
+    rows: list[list[str]] = []
+    for line in text.splitlines():
+        if line.startswith("  * -"):
+            rows.append([line[5:].strip()])
+        elif rows and line.startswith("    -"):
+            rows[-1].append(line[5:].strip())
+    return rows
+
+
+def test_estimator_guide_quotes_the_swap_suites_committed_iqms():
+    page = (ROOT / "docs" / "guide" / "estimator.rst").read_text()
+    headline, readme = flat((SWAP / "headline.md").read_text()), flat((SWAP / "README.md").read_text())
+    sound = (SWAP / "sound_default" / "README.md").read_text()
+    interval = r"(\S+ \[\S+ \S+\])"
+    bins, linear = (re.search(rf"{name}'s IQM of PPO-normalised final scores {interval}", headline).group(1)
+                    for name in ("GPG_SWAP", "GPG_SWAP_LINEAR"))  # fmt: skip
+    memory, alone = re.search(rf"All six seeds .*?Its IQM is {interval} against {interval}", readme).groups()
+    iqms = dict(re.findall(rf"IQM of PPO-normalised final evaluations, (\S+): {interval}", sound))
+    expected = {
+        "Time bins": [bins, "", ""],
+        "Linear, each rollout alone": [linear, alone, ""],
+        "Linear with memory": ["", memory, iqms["gpg_swap_memory_recency0.8"]],
+        "The current default": ["", "", iqms["gpg_swap_sound"]],
+    }
+    rows = list_table_rows(page.split("What to expect\n", 1)[1].split("\n\n\n", 1)[0])[1:]
+    shown = {label: row[1:] for row in rows for label in expected if row[0].startswith(label)}
+    assert shown == expected, "docs/guide/estimator.rst's table no longer quotes benchmarks/swap's IQMs: update it"
+
+
+RESULTS_FILE_LIMIT = 512 * 1024
+
+
+def test_no_results_file_weighs_on_a_clone():
+    # Results stay committed, but light: large logs compressed (training_log.json.gz, the Optuna journals' *.log.gz),
+    # figures saved small (sb3_gpg_bench.figures.save_png), so that every clone does not carry them in full
+    files = [path for path in (ROOT / "benchmarks").rglob("*") if path.is_file()]
+    assert len(files) > 100  # the committed results are there to check
+    heavy = [
+        f"{path.relative_to(ROOT)} ({path.stat().st_size:,} bytes)"
+        for path in files
+        if path.stat().st_size > RESULTS_FILE_LIMIT
+    ]
+    assert not heavy, f"results files over {RESULTS_FILE_LIMIT:,} bytes: compress or shrink them: {heavy}"
