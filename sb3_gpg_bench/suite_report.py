@@ -1,8 +1,9 @@
 """
-Tables and plots of a grid run by ``sb3_gpg_bench.suite``: per task and setting (``table.md``, ``curves.png``) and, for
-a grid against PPO with the random policy's scores measured, the aggregate across tasks the rliable way
-(``aggregate.md``, ``profile.png``): PPO-normalised scores, the interquartile mean with its 95% stratified bootstrap
-interval, the probability of improvement and the performance profile; and the README's table (``headline.md``).
+Tables and plots of a grid run by ``sb3_gpg_bench.suite``: per task and setting (``table.md``, ``curves.png``, and a
+figure per task in ``curves/``: ``sb3_gpg_bench.suite_curves``) and, for a grid against PPO with the random policy's
+scores measured, the aggregate across tasks the rliable way (``aggregate.md``, ``profile.png``): PPO-normalised scores,
+the interquartile mean with its 95% stratified bootstrap interval, the probability of improvement and the performance
+profile; and the README's table (``headline.md``).
 Wall times are compared only under the same load, beside each run's updates, parameters and time to score
 (``sb3_gpg_bench.timing``: ``timing.md``, ``time_to_score.png``), and, for runs that kept their training log, how much
 of the returns each baseline or critic explained (``sb3_gpg_bench.explained_variance``).
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from sb3_gpg_bench.explained_variance import explained_report
+from sb3_gpg_bench.figures import save_png
 from sb3_gpg_bench.suite import Run
 from sb3_gpg_bench.suite_finals import counted_runs, disclosure, earlier_runs, earliest_sets, read_finals
 from sb3_gpg_bench.suites import Suite
@@ -61,8 +63,8 @@ def report(
     suite: Suite, out: Path, tasks: list[str] | None = None, settings: list[str] | None = None, seeds: list[int] | None = None
 ) -> str:
     """
-    Write ``table.md`` and ``curves.png`` from the finished runs in ``out/runs``, and the aggregate where it applies
-    (``aggregate``).
+    Write ``table.md``, ``curves.png`` and a figure per task (``curves/<task>.png``, ``suite_curves``) from the finished
+    runs in ``out/runs``, and the aggregate where it applies (``aggregate``).
 
     :param tasks: a subset of the suite's tasks
     :param settings: a subset of the suite's settings, by name
@@ -105,6 +107,10 @@ def report(
     table = "\n".join(lines) + "\n\n" + wall_time_note(found) + "\n"
     (out / "table.md").write_text(table)
     plot_curves(found, tasks, suite.reference, out / "curves.png")
+    # imported here: suite_curves reads the runs with this module's finished_runs
+    from sb3_gpg_bench.suite_curves import CURVES, write_task_curves
+
+    write_task_curves(suite, found, tasks, out / CURVES)
     if (out / "random_scores.json").exists() and any(key[1] == "ppo" for key in found):
         # per metric (0: final evaluation, 1: mean of the last five), the normalised scores, read once for both
         per_metric, left_out = {}, set()
@@ -384,7 +390,7 @@ def plot_profile(matrices: dict[str, np.ndarray], path: Path) -> None:
                                          xlabel="PPO-normalised score (τ)", ylabel="share of runs with score > τ")  # fmt: skip
     axis.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    save_png(figure, path, dpi=100)
     plt.close(figure)
 
 
@@ -418,5 +424,5 @@ def plot_curves(found: dict[tuple[str, str], dict[int, Path]], tasks: list[str],
         row[0].set_ylabel("evaluation return")
     figure.suptitle("mean over seeds; band: min to max", fontsize=9)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    save_png(figure, path, dpi=100)
     plt.close(figure)

@@ -21,7 +21,12 @@ command resumes a grid; ``--jobs`` runs several at once, ``--ray-address`` submi
   90% of PPO's final score) and, for runs that timed their evaluations, ``time_to_score.png``; with
   ``random_scores.json`` and PPO's runs, ``aggregate.md`` and ``profile.png`` (rliable: IQM with 95% stratified
   bootstrap intervals, probability of improvement, performance profile; ``pip install 'sb3-gpg[suite]'``); and, when
-  nothing is narrowed, ``headline.md`` (the README's table).
+  nothing is narrowed, ``headline.md`` (the README's table). Beside ``curves.png``, a figure per task in ``curves/``
+  (mean ± std over the counted seeds against env steps; ``sb3_gpg_bench.suite_curves``), the same bytes from the same
+  runs with the same matplotlib and Pillow.
+- ``curves``: those per-task figures alone, of the runs in the ``--from`` folders' ``runs/`` (default: ``--out``),
+  counted as ``report`` counts them, into ``--out/curves``: settings run into folders of their own are drawn together
+  without rewriting either folder's tables.
 
 PPO uses rl_zoo3's own ``ppo.yml`` (for the MuJoCo v5 envs, which it has no entries for, its v4 or v2 entries). GPG uses
 sb3_gpg's ``gpg.yml`` (its ``default:`` entry where it has none for the task: the ``defaults`` suite); a setting adds
@@ -32,6 +37,8 @@ sb3_gpg's ``gpg.yml`` (its ``default:`` entry where it has none for the task: th
     python scripts/zoo_suite.py run --suite zoo --seeds 0 1 2 3 4 --ray-address auto --out benchmarks/zoo_suite
     python scripts/zoo_suite.py run --suite state_aware --seeds 100 101 --jobs 2 --out benchmarks/state_aware
     python scripts/zoo_suite.py run --suite defaults --seeds 100 101 --jobs 2 --out benchmarks/default_entry
+    python scripts/zoo_suite.py curves --suite swap --settings ppo gpg_swap_memory_recency0.8 \
+        --seeds 100 101 104 105 106 107 --from benchmarks/swap/default_memory --out benchmarks/swap
 """
 
 import argparse
@@ -39,6 +46,7 @@ import json
 from pathlib import Path
 
 from sb3_gpg_bench.suite import Run, random_scores, run_suite
+from sb3_gpg_bench.suite_curves import CURVES, counted_found, write_task_curves
 from sb3_gpg_bench.suite_report import report
 from sb3_gpg_bench.suites import SUITES
 
@@ -47,15 +55,17 @@ RANDOM_SEED = 10_000
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["run", "random", "report"])
+    parser.add_argument("command", choices=["run", "random", "report", "curves"])
     parser.add_argument("--suite", choices=list(SUITES), default="zoo")
     parser.add_argument("--envs", nargs="+", default=None, help="a subset of the suite's tasks")
     parser.add_argument("--settings", nargs="+", default=None, help="a subset of the suite's settings, by name")
-    parser.add_argument("--seeds", nargs="+", type=int, default=None, help="run: the seeds; report: a subset (default: all)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=None, help="run: the seeds; report, curves: a subset")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once on this machine")
     parser.add_argument("--ray-address", default=None, help="submit the runs to this Ray cluster ('local': start one here)")
     parser.add_argument("--budget", type=int, default=None, help="steps per run instead of the entries' n_timesteps")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--from", dest="sources", nargs="+", type=Path, default=None,
+                        help="curves: the suite folders whose runs/ to draw (default: --out)")  # fmt: skip
     args = parser.parse_args()
     suite = SUITES[args.suite]
     unknown = sorted(set(args.envs or []) - set(suite.tasks)) + sorted(
@@ -82,6 +92,9 @@ def main() -> None:
     if args.command == "report":
         # None where not narrowed: a report of the whole grid also writes the README's table
         print(report(suite, args.out, tasks if args.envs else None, args.settings, args.seeds))
+    elif args.command == "curves":
+        found = counted_found(suite, args.sources or [args.out], tasks, args.settings, args.seeds)
+        print("\n".join(map(str, write_task_curves(suite, found, tasks, args.out / CURVES))))
     else:  # the whole grid's finished runs, not only those of this command
         print(report(suite, args.out))
 

@@ -62,6 +62,7 @@ def test_zoo_suite_report_normalises_by_ppo_and_random_and_aggregates_with_rliab
     (aggregate_row,) = [line for line in text.splitlines() if line.startswith("| gpg | 2 |")]
     assert aggregate_row.split("|")[5].strip().startswith("0.44 [")
     assert (out / "profile.png").stat().st_size > 10_000 and (out / "curves.png").stat().st_size > 10_000
+    assert sorted(path.name for path in (out / "curves").glob("*.png")) == ["CartPole-v1.png", "Pendulum-v1.png"]
     # the README's table: final evaluations with their seeds; GPG's normalised means of the final evaluations and of
     # the last fives (each run's last five are a fraction of its final one); wall times in minutes
     last_five = np.linspace(0, 1, 20)[-5:].mean()
@@ -175,7 +176,7 @@ def test_time_to_score_and_updates_against_wall_time(tmp_path):
     assert (
         statement + "0.40x PPO's wall time, 1.60x its time per update: faster only because it makes fewer updates." in timing
     )
-    assert (tmp_path / "time_to_score.png").stat().st_size > 10_000
+    assert (tmp_path / "time_to_score.png").stat().st_size > 4_000  # drawn (small: sb3_gpg_bench.figures.save_png)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
