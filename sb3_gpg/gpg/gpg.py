@@ -1,6 +1,6 @@
 import io
 import pathlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -13,6 +13,7 @@ from stable_baselines3.common.utils import FloatSchedule
 
 from sb3_gpg.common.buffers import BaseGroupRolloutBuffer, GroupDictRolloutBuffer, GroupRolloutBuffer, group_buffer_class
 from sb3_gpg.common.observation_space import check_observation_space
+from sb3_gpg.common.swap_guards.foreign_loads import saved_group_options
 from sb3_gpg.common.swap_guards.foreign_policies import (
     check_policy_class,
     check_saved_policy,
@@ -25,6 +26,7 @@ from sb3_gpg.common.swap_guards.ppo_settings import (
     check_update_settings,
     ignore_critic_settings,
 )
+from sb3_gpg.common.swap_guards.speed_hints import hint_threads
 from sb3_gpg.estimator.binning import Binning
 from sb3_gpg.estimator.options import GROUP_OPTION_NAMES, GroupOptions
 from sb3_gpg.gpg.on_policy import ActorOnlyOnPolicyAlgorithm
@@ -220,7 +222,8 @@ class GPG(ActorOnlyOnPolicyAlgorithm):
         self.rollout_buffer_class = group_buffer_class(
             name, self.rollout_buffer_class, self.rollout_buffer_classes, self.observation_space
         )
-        # Set here rather than in __init__, so that a model loaded with other values (GPG.load(..., binning=...)) uses them
+        # Set here rather than in __init__, so that a model loaded with other values (GPG.load(..., binning=...)) uses them,
+        # and over the class name that a file holds in their place (save)
         self.rollout_buffer_kwargs = {**self.rollout_buffer_kwargs, "group_options": self.group_options}
         super()._setup_model()
         self.clip_range = FloatSchedule(self.clip_range)
@@ -244,6 +247,7 @@ class GPG(ActorOnlyOnPolicyAlgorithm):
         # only, as rl_zoo3's enjoy loads it, with learning_rate=0, is not refused)
         check_update_settings(**{name: getattr(self, name) for name in UPDATE_SETTINGS})
         check_minibatch_size(self.batch_size, self.n_steps, self.n_envs, self.normalize_advantage, warn=False)
+        hint_threads(self)
         self._no_signal_check = NoSignalCheck()
         super().learn(total_timesteps, callback, log_interval, tb_log_name, reset_num_timesteps, progress_bar)
         self._no_signal_check.finish(self)
@@ -251,6 +255,28 @@ class GPG(ActorOnlyOnPolicyAlgorithm):
 
     def _excluded_save_params(self) -> list[str]:
         return [*super()._excluded_save_params(), "_no_signal_check"]
+
+    def save(
+        self,
+        path: str | pathlib.Path | io.BufferedIOBase,
+        exclude: Iterable[str] | None = None,
+        include: Iterable[str] | None = None,
+    ) -> None:
+        """
+        ``BaseAlgorithm.save``. The file's ``rollout_buffer_kwargs`` name this class in place of the group options (the
+        model's own attributes hold those, and ``load`` sets them back), so that another algorithm's ``load``
+        (``PPO.load``) refuses the file at once (``SavedGroupOptions``).
+
+        :param path: path to the file where the model should be saved
+        :param exclude: name of parameters that should be excluded in addition to the default ones
+        :param include: name of parameters that might be excluded but should be included anyway
+        """
+        built_with = self.rollout_buffer_kwargs
+        self.rollout_buffer_kwargs = {**built_with, "group_options": saved_group_options(type(self))}
+        try:
+            super().save(path, exclude, include)
+        finally:
+            self.rollout_buffer_kwargs = built_with
 
     def set_env(self, env: GymEnv, force_reset: bool = True) -> None:
         """

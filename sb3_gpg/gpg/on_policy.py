@@ -19,6 +19,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from sb3_gpg.common.buffers import BaseGroupRolloutBuffer
 from sb3_gpg.common.policies import ActorOnlyPolicy
 from sb3_gpg.common.swap_guards.no_signal import NoSignalCheck
+from sb3_gpg.common.swap_guards.speed_hints import recommend_cpu
 
 # The group's diagnostics that verbose=1 prints, beside train/baseline_explained_variance (verbose=2 prints all of them;
 # TensorBoard, CSV and JSON logs get all): the group's size, and the share of samples it gives no signal
@@ -51,7 +52,12 @@ class ActorOnlyOnPolicyAlgorithm(OnPolicyAlgorithm):
         return () if shown or self.verbose >= 2 else ("stdout",)
 
     def _maybe_recommend_cpu(self, mlp_class_name: str = "ActorOnlyPolicy") -> None:
-        super()._maybe_recommend_cpu(mlp_class_name)
+        """
+        SB3's advice to run an MLP policy on the CPU, in GPG's words (``speed_hints.recommend_cpu``).
+
+        :param mlp_class_name: SB3's; unused: GPG's ``MlpPolicy`` is told by its name in ``policy_aliases``
+        """
+        recommend_cpu(self)
 
     def collect_rollouts(
         self,
