@@ -48,11 +48,12 @@ NOT_RUN = {
 }
 
 
-def markdown_blocks(path: Path) -> list[tuple[int, str, str]]:
+def markdown_blocks(path: Path | str) -> list[tuple[int, str, str]]:
     """
+    :param path: a Markdown file, or Markdown text
     :return: (line number, language, code) of every fenced block; MyST directives (```{include}) are not examples
     """
-    blocks, lines = [], path.read_text().splitlines()
+    blocks, lines = [], (path.read_text() if isinstance(path, Path) else path).splitlines()
     index = 0
     while index < len(lines):
         match = MARKDOWN_FENCE.match(lines[index])
@@ -98,14 +99,21 @@ def example_files() -> list[Path]:
 
 
 def all_blocks(language: str | None = None) -> list:
-    """:param language: only the blocks in this language"""
-    params = []
+    """
+    :param language: only the blocks in this language
+    :return: every block, but one that repeats an earlier block's code in the same language (the README's code that
+        the guides show too, see ``README_COPIES``): it runs once
+    """
+    params, seen = [], set()
     for path in example_files():
         if "_build" in path.parts:
             continue
         blocks = rst_blocks(path) if path.suffix == ".rst" else markdown_blocks(path)
         relative = path.relative_to(ROOT).as_posix()
         for number, (line, block_language, code) in enumerate(blocks, start=1):
+            if (block_language, code.strip()) in seen:
+                continue
+            seen.add((block_language, code.strip()))
             if language in (None, block_language):
                 params.append(pytest.param(relative, number, line, block_language, code, id=f"{relative}-{number}"))
     return params
@@ -166,3 +174,34 @@ def test_doc_example_runs(relative, number, line, language, code, tmp_path, monk
     except Exception as error:
         first_line = code.strip().splitlines()[0]
         raise AssertionError(f"{relative} block {number} (line {line}: {first_line!r}) failed: {error!r}") from error
+
+
+# The README's sections whose code the guides show too: a repository browser renders neither a Sphinx include nor the
+# Markdown it would pull in, so each guide holds its own copy of the code, and the README's copy is the one to edit
+README_COPIES = {
+    "two-commands": "docs/guide/install.rst",
+    "quick-start": "docs/guide/quickstart.rst",
+    "swap": "docs/guide/swap_ppo.rst",
+}
+
+
+@pytest.mark.parametrize(("section", "page"), README_COPIES.items())
+def test_guides_show_the_readmes_code_as_it_is(section, page):
+    readme = (ROOT / "README.md").read_text()
+    start, end = f"<!-- docs: {section} start -->", f"<!-- docs: {section} end -->"
+    assert start in readme and end in readme, (start, end)
+    copied = [
+        (language, code.strip("\n")) for _, language, code in markdown_blocks(readme.split(start, 1)[1].split(end, 1)[0])
+    ]
+    shown = [(language, code.strip("\n")) for _, language, code in rst_blocks(ROOT / page)]
+    assert copied, f"README.md has no code block between {start} and {end}"
+    # the README's blocks, in the README's order, among the page's
+    remaining = iter(shown)
+    missing = [code for language, code in copied if not any(block == (language, code) for block in remaining)]
+    assert not missing, (
+        f"{page} does not show these code blocks of README.md's {section!r} section as the README writes them (in its "
+        f"order): copy them again, as '.. code-block::' directives: {missing}"
+    )
+    assert ".. include:: ../../README.md" not in (ROOT / page).read_text(), (
+        f"{page} includes README.md, which GitHub does not render"
+    )
