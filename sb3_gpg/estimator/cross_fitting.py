@@ -214,13 +214,16 @@ def _chosen_size(
     if not (halves[0].n_samples and halves[1].n_samples):
         return n_features if remembered else BASE_FEATURES
     sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)})
+    # each half's rows, features and targets once, for every size
+    split = [train & (samples.halves == half) for half in (0, 1)]
+    held_out = [(samples.features[rows], _targets(samples, rows, completion)) for rows in split]
     errors = []
     for size in sizes:
         error = 0.0
         for half in (0, 1):
-            rows, other = train & (samples.halves == half), train & (samples.halves != half)
-            fit = _fit(samples, other, halves[1 - half], remembered, completion, ridge, size)
-            error += float(np.sum((fit.values(samples.features[rows]) - _targets(samples, rows, completion)) ** 2))
+            fit = _fit(samples, split[1 - half], halves[1 - half], remembered, completion, ridge, size)
+            features, targets = held_out[half]
+            error += float(np.sum((fit.values(features) - targets) ** 2))
         errors.append(error)
     return sizes[int(np.argmin(errors))]
 

@@ -82,26 +82,28 @@ class _Rollout(NamedTuple):
         for level in binning_levels(self.options.binning):
             yield env_major(self.bin_keys(level))[in_group]
 
-    def features(self, observations: Any, times: np.ndarray) -> np.ndarray:
+    def features(self, observations: Any, times: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
         """
         :param observations: observations with one leading row per sample (a dict of such arrays for Dict spaces)
         :param times: their episode times
+        :param order: the row of the result that each sample's features go to; None: the samples' order
         :return: the fitted baseline's features (see ``fitted_baselines``), before the knn's standardisation
         """
         flat_obs = box_observations(observations, self.feature_keys, len(times))
         if self.options.baseline == "knn":
-            return knn_features(flat_obs, times)
+            features = knn_features(flat_obs, times)
+            return features if order is None else features[np.argsort(order)]
         kwargs = self.options.baseline_kwargs or {}
-        return linear_features(flat_obs, times, kwargs["fourier"], kwargs["fourier_scale"], kwargs["fourier_seed"])
+        return linear_features(flat_obs, times, kwargs["fourier"], kwargs["fourier_scale"], kwargs["fourier_seed"], order)
 
     def sample_features(self) -> np.ndarray:
         """
         :return: the fitted baseline's features of every sample of the rollout, env-major (computed step-major, on
-            a view of the observations, and reordered)
+            a view of the observations, each row placed where it goes)
         """
         n_steps, n_envs = self.episode_times.shape
-        step_major = self.features(self.observations, self.episode_times.reshape(-1))
-        return step_major.reshape(n_steps, n_envs, -1).swapaxes(0, 1).reshape(n_steps * n_envs, -1)
+        env_major_row = np.arange(n_envs)[None, :] * n_steps + np.arange(n_steps)[:, None]
+        return self.features(self.observations, self.episode_times.reshape(-1), env_major_row.reshape(-1))
 
 
 def estimate(
@@ -296,7 +298,8 @@ def _fitted(
     options = rollout.options
     baseline_kwargs = options.baseline_kwargs or {}
     n_steps, n_envs = discounted.shape
-    features = rollout.sample_features()[in_group]
+    features = rollout.sample_features()
+    features = features if in_group.all() else features[in_group]
     # each sample's rollout row and env (samples are env-major: n_steps rows of one env, then the next env's)
     rows, envs = np.flatnonzero(in_group) % n_steps, np.flatnonzero(in_group) // n_steps
     discounts = np.zeros(len(rows))

@@ -121,6 +121,7 @@ def linear_features(
     fourier: int = 0,
     fourier_scale: float | None = None,
     fourier_seed: int | None = None,
+    order: np.ndarray | None = None,
 ) -> np.ndarray:
     """
     :param flat_obs: observations, shape (n_samples, obs_dim)
@@ -133,6 +134,9 @@ def linear_features(
         normalisation, give one in the observation's own units
     :param fourier_seed: the seed of the random draws (``random_maps``), the same for every rollout of a model (the
         group buffers draw one from the model's seed where it is None; None here is 0)
+    :param order: the row of the result that each sample's features go to (a permutation); None: the samples' order.
+        A rollout's features are wanted env-major while its observations are step-major: placing each block's rows
+        where they go costs less than reordering the whole matrix after
     :return: [1, t, t**2, t**3, z, z**2, the Fourier features], float64, with t the scaled episode time and z the clipped
         observation, or where it has more than ``MAX_OBS_FEATURES`` dimensions, its random projection on that many
         (distances kept, as Johnson and Lindenstrauss's lemma has it): the number of features, and so the fit's cost,
@@ -143,17 +147,25 @@ def linear_features(
     t = (times.astype(np.float64) / TIME_SCALE)[:, None]
     n_values = obs_dim if projection is None else projection.shape[1]
     features = np.empty((len(times), BASE_COLUMNS + 2 * n_values + fourier))
-    features[:, :BASE_COLUMNS] = np.concatenate([np.ones_like(t), t, t**2, t**3], axis=1)
     # in blocks of rows, so that no copy of a large observation is made in float64 whole
     for start in range(0, len(times), FEATURE_BLOCK):
         rows = slice(start, start + FEATURE_BLOCK)
+        block = features[rows] if order is None else np.empty((len(t[rows]), features.shape[1]))
+        block[:, :BASE_COLUMNS] = np.concatenate([np.ones_like(t[rows]), t[rows], t[rows] ** 2, t[rows] ** 3], axis=1)
         values = np.clip(flat_obs[rows], -OBS_CLIP, OBS_CLIP).astype(np.float64)
         if projection is not None:
             values = values @ projection
-        features[rows, BASE_COLUMNS : BASE_COLUMNS + n_values] = values
-        features[rows, BASE_COLUMNS + n_values : BASE_COLUMNS + 2 * n_values] = values**2
+        block[:, BASE_COLUMNS : BASE_COLUMNS + n_values] = values
+        block[:, BASE_COLUMNS + n_values : BASE_COLUMNS + 2 * n_values] = values**2
         if fourier:
-            features[rows, BASE_COLUMNS + 2 * n_values :] = np.sqrt(2.0 / fourier) * np.cos(values @ weights + phases)
+            # in place: no temporaries of the block's width
+            angles = values @ weights
+            angles += phases
+            np.cos(angles, out=angles)
+            angles *= np.sqrt(2.0 / fourier)
+            block[:, BASE_COLUMNS + 2 * n_values :] = angles
+        if order is not None:
+            features[order[rows]] = block
     return features
 
 
