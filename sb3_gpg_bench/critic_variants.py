@@ -17,8 +17,14 @@ discounted returns whose cut by the rollout's end is completed by the value of t
 (``diagnosis/returns_explained_variance``, GPG's footing under ``truncated_returns="bootstrap"``) or left cut
 (``diagnosis/cut_returns_explained_variance``, its footing under ``"keep"``). SB3's ``train/explained_variance`` scores
 the values against lambda-returns built from those same values, which flatters them.
+
+``HeldOutResiduals`` changes nothing either: for GPG, it keeps per rollout the count, mean and variance of the returns
+in the loss and of their residuals from the held-out baselines, from which an explained variance pooled over many
+rollouts follows (a rollout of a few samples of one trajectory has returns too alike for its own to mean much).
 """
 
+import json
+import os
 from functools import partial
 
 import numpy as np
@@ -129,3 +135,29 @@ class LinearCritic(BaseCallback):
         policy.to(self.model.device)
         learning_rate = self.model.lr_schedule(1)
         policy.optimizer = policy.optimizer_class(policy.parameters(), lr=learning_rate, **policy.optimizer_kwargs)  # type: ignore[call-arg]
+
+
+class HeldOutResiduals(BaseCallback):
+    """
+    Append, per rollout of a GPG model, ``{"steps", "n", "returns_mean", "returns_var", "residuals_mean",
+    "residuals_var"}`` as a JSON line to the file named by the environment variable ``HELD_OUT_RESIDUALS`` (RL Zoo
+    builds its callbacks without arguments).
+    """
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_rollout_end(self) -> None:
+        model = self.model
+        assert isinstance(model, OnPolicyAlgorithm)
+        buffer = model.rollout_buffer
+        returns = buffer.returns.T.reshape(-1).astype(np.float64)  # env-major, as the buffer's in_loss
+        residuals = returns - buffer.values.T.reshape(-1)
+        in_loss = getattr(buffer, "in_loss", None)  # a GPG buffer's: the samples its group gives a signal
+        if in_loss is not None:
+            returns, residuals = returns[in_loss], residuals[in_loss]
+        record: dict[str, float] = {"steps": self.num_timesteps, "n": len(returns)}
+        for name, values in (("returns", returns), ("residuals", residuals)):
+            record |= {f"{name}_mean": float(values.mean()), f"{name}_var": float(values.var())} if len(values) else {}
+        with open(os.environ["HELD_OUT_RESIDUALS"], "a") as file:
+            file.write(json.dumps(record) + "\n")
