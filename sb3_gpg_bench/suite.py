@@ -52,6 +52,10 @@ LOGGED_KEYS = (
     "train/std",
     "rollout/ep_len_mean",
     "rollout/ep_rew_mean",
+    # the update's dynamics (sb3_gpg_bench.dynamics)
+    "train/entropy_loss",
+    "train/approx_kl",
+    "train/clip_fraction",
 )
 
 

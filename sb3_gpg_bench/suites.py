@@ -398,6 +398,9 @@ SWAP = [
         PPO_ENTRY,
     ),
     Setting("gpg_swap_memory8", "gpg", (*LINEAR_BOOTSTRAP, "baseline_kwargs:{'memory':8}"), PPO_ENTRY),
+    # RL Zoo's PPO logging how much of the returns its critic explains on the footing of GPG's held-out baseline: the
+    # reference of the swap's diagnosis (sb3_gpg_bench.dynamics)
+    Setting("ppo_diagnosis", "ppo", ("callback:'sb3_gpg_bench.critic_variants.ReturnsExplained'",)),
     # the constructor's estimator made sound (the linear fit's features capped, its bootstrap cross-fitted, its
     # memory re-completing the cut returns): what a one-word swap gets since (the suite gives a PPO entry the paper's
     # estimator where it names none, as gpg_swap's runs had it: the constructor's defaults are named here)

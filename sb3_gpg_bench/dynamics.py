@@ -1,0 +1,138 @@
+"""
+How GPG's and PPO's trainings differ on a task, from the training logs that ``sb3_gpg_bench.suite`` keeps: per task, a
+figure of each logged quantity against env steps (mean over seeds, with their range) and a table of its mean over each
+quarter of training, one row per setting. What the swap's losing tasks are diagnosed with: the episode length, the
+policy's noise (``train/std``) and entropy, the update's KL and clip fraction, and how much of the returns the baseline
+(GPG) or the critic (PPO, with ``critic_variants.ReturnsExplained``) explains on the same footing.
+
+    python -m sb3_gpg_bench.dynamics --runs benchmarks/swap/diagnosis/runs --settings ppo_diagnosis gpg_swap_sound \
+        --out benchmarks/swap/diagnosis
+"""
+
+import argparse
+import re
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+
+from sb3_gpg_bench.figures import save_png
+from sb3_gpg_bench.suite import read_training_log
+
+# What is compared, by its logged key: GPG and PPO log these under the same names, but for the explained variance
+QUANTITIES = {
+    "rollout/ep_len_mean": "episode length",
+    "rollout/ep_rew_mean": "episode return (training)",
+    "train/std": "action noise (std)",
+    "train/entropy_loss": "entropy loss",
+    "train/approx_kl": "approximate KL",
+    "train/clip_fraction": "clip fraction",
+    "explained": "returns explained (held out / critic)",
+}
+# the baseline's held-out explained variance (GPG) and the critic's on the same footing (PPO, ReturnsExplained)
+EXPLAINED_KEYS = ("train/baseline_explained_variance", "diagnosis/returns_explained_variance")
+QUARTERS = 4
+RUN_NAME = re.compile(r"^(?P<task>[^_]+)__(?P<setting>.+)__seed(?P<seed>\d+)$")
+
+
+def series(folder: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """:return: per compared quantity the run logged, its steps and values"""
+    logged = read_training_log(folder)
+    found = {}
+    for key in QUANTITIES:
+        keys = EXPLAINED_KEYS if key == "explained" else (key,)
+        rows = next((logged[name] for name in keys if logged.get(name)), None)
+        if rows:
+            steps, values = np.asarray(rows, dtype=float).T
+            found[key] = steps, values
+    return found
+
+
+def runs_by_task(runs: Path, settings: list[str]) -> dict[str, dict[str, list[Path]]]:
+    """:return: per task, per setting (in the order given), the run folders found under ``runs``"""
+    found: dict[str, dict[str, list[Path]]] = {}
+    for folder in sorted(runs.iterdir()):
+        match = RUN_NAME.match(folder.name)
+        if match and match["setting"] in settings and (folder / "meta.json").exists():
+            found.setdefault(match["task"], {name: [] for name in settings})[match["setting"]].append(folder)
+    return found
+
+
+def quarter_means(logged: list[tuple[np.ndarray, np.ndarray]]) -> list[float]:
+    """:return: the mean over each quarter of the longest run's steps, averaged over the runs that logged in it"""
+    budget = max(steps[-1] for steps, _ in logged)
+    edges = np.linspace(0, budget, QUARTERS + 1)
+    edges[-1] = np.inf
+    means = []
+    for low, high in pairwise(edges):
+        windows = [values[(steps > low) & (steps <= high)] for steps, values in logged]
+        per_run = [window.mean() for window in windows if len(window)]
+        means.append(float(np.mean(per_run)) if per_run else float("nan"))
+    return means
+
+
+def report(runs: Path, settings: list[str], out: Path) -> str:
+    """
+    Write ``dynamics.md`` and ``dynamics_<task>.png`` for the runs of ``settings`` under ``runs``.
+
+    :return: the table
+    """
+    lines = [
+        "Per task, setting and quantity: its mean over each quarter of training, averaged over the seeds that logged "
+        "it (`sb3_gpg_bench.dynamics`).",
+        "",
+        "| task | quantity | setting | seeds | " + " | ".join(f"quarter {q + 1}" for q in range(QUARTERS)) + " |",
+        "|---|---|---|---|" + "---|" * QUARTERS,
+    ]
+    out.mkdir(parents=True, exist_ok=True)
+    for task, by_setting in sorted(runs_by_task(runs, settings).items()):
+        logs = {name: [series(folder) for folder in folders] for name, folders in by_setting.items()}
+        for key, label in QUANTITIES.items():
+            for name, per_run in logs.items():
+                logged = [run[key] for run in per_run if key in run]
+                if logged:
+                    cells = " | ".join(f"{value:.3g}" for value in quarter_means(logged))
+                    lines.append(f"| {task} | {label} | {name} | {len(logged)} | {cells} |")
+        _plot(task, logs, out / f"dynamics_{task}.png")
+    table = "\n".join(lines) + "\n"
+    (out / "dynamics.md").write_text(table)
+    return table
+
+
+def _plot(task: str, logs: dict[str, list[dict[str, tuple[np.ndarray, np.ndarray]]]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(2, 4, figsize=(16, 6.4), squeeze=False)
+    for axis, (key, label) in zip(axes.flat, QUANTITIES.items(), strict=False):
+        for name, per_run in logs.items():
+            logged = [run[key] for run in per_run if key in run]
+            if not logged:
+                continue
+            grid = np.linspace(0, min(steps[-1] for steps, _ in logged), 200)
+            curves = np.array([np.interp(grid, steps, values) for steps, values in logged])
+            (line,) = axis.plot(grid, curves.mean(axis=0), label=f"{name} ({len(logged)})")
+            axis.fill_between(grid, curves.min(axis=0), curves.max(axis=0), color=line.get_color(), alpha=0.15)
+        axis.set(title=label, xlabel="env steps")
+        axis.grid(alpha=0.3)
+    axes.flat[-1].set_visible(False)
+    axes.flat[0].legend(fontsize=7)
+    figure.suptitle(f"{task}: mean over seeds, band: their range", fontsize=10)
+    figure.tight_layout()
+    save_png(figure, path, dpi=70)
+    plt.close(figure)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=Path, required=True, help="a folder of suite runs (<task>__<setting>__seed<n>)")
+    parser.add_argument("--settings", nargs="+", required=True, help="the settings compared, in this order")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    print(report(args.runs, args.settings, args.out))
+
+
+if __name__ == "__main__":
+    main()
