@@ -1,9 +1,10 @@
 """
 How GPG's and PPO's trainings differ on a task, from the training logs that ``sb3_gpg_bench.suite`` keeps: per task, a
-figure of each logged quantity against env steps (mean over seeds, with their range) and a table of its mean over each
-quarter of training, one row per setting. What the swap's losing tasks are diagnosed with: the episode length, the
-policy's noise (``train/std``) and entropy, the update's KL and clip fraction, and how much of the returns the baseline
-(GPG) or the critic (PPO, with ``critic_variants.ReturnsExplained``) explains on the same footing.
+figure of each logged quantity against env steps (mean over seeds, with their range) and a table of its median over
+each quarter of training (robust to the rollouts whose returns barely vary, whose explained variance alone can read
+hundreds below 0), averaged over seeds, one row per setting. What the swap's losing tasks are diagnosed with: the
+episode length, the policy's noise (``train/std``) and entropy, the update's KL and clip fraction, and how much of the
+returns the baseline (GPG) or the critic (PPO, with ``critic_variants.ReturnsExplained``) explains on the same footing.
 
     python -m sb3_gpg_bench.dynamics --runs benchmarks/swap/diagnosis/runs --settings ppo_diagnosis gpg_swap_sound \
         --out benchmarks/swap/diagnosis
@@ -30,7 +31,11 @@ QUANTITIES = {
     "explained": "returns explained (held out / critic)",
 }
 # the baseline's held-out explained variance (GPG) and the critic's on the same footing (PPO, ReturnsExplained)
-EXPLAINED_KEYS = ("train/baseline_explained_variance", "diagnosis/returns_explained_variance")
+EXPLAINED_KEYS = (
+    "train/baseline_explained_variance",
+    "gpg/baseline_explained_variance",  # older runs'
+    "diagnosis/returns_explained_variance",
+)
 QUARTERS = 4
 RUN_NAME = re.compile(r"^(?P<task>[^_]+)__(?P<setting>.+)__seed(?P<seed>\d+)$")
 
@@ -58,15 +63,15 @@ def runs_by_task(runs: Path, settings: list[str]) -> dict[str, dict[str, list[Pa
     return found
 
 
-def quarter_means(logged: list[tuple[np.ndarray, np.ndarray]]) -> list[float]:
-    """:return: the mean over each quarter of the longest run's steps, averaged over the runs that logged in it"""
+def quarter_medians(logged: list[tuple[np.ndarray, np.ndarray]]) -> list[float]:
+    """:return: the median over each quarter of the longest run's steps, averaged over the runs that logged in it"""
     budget = max(steps[-1] for steps, _ in logged)
     edges = np.linspace(0, budget, QUARTERS + 1)
     edges[-1] = np.inf
     means = []
     for low, high in pairwise(edges):
         windows = [values[(steps > low) & (steps <= high)] for steps, values in logged]
-        per_run = [window.mean() for window in windows if len(window)]
+        per_run = [np.nanmedian(window) for window in windows if len(window)]
         means.append(float(np.mean(per_run)) if per_run else float("nan"))
     return means
 
@@ -78,8 +83,8 @@ def report(runs: Path, settings: list[str], out: Path) -> str:
     :return: the table
     """
     lines = [
-        "Per task, setting and quantity: its mean over each quarter of training, averaged over the seeds that logged "
-        "it (`sb3_gpg_bench.dynamics`).",
+        "Per task, setting and quantity: its median over each quarter of training, averaged over the seeds that "
+        "logged it (`sb3_gpg_bench.dynamics`).",
         "",
         "| task | quantity | setting | seeds | " + " | ".join(f"quarter {q + 1}" for q in range(QUARTERS)) + " |",
         "|---|---|---|---|" + "---|" * QUARTERS,
@@ -91,7 +96,7 @@ def report(runs: Path, settings: list[str], out: Path) -> str:
             for name, per_run in logs.items():
                 logged = [run[key] for run in per_run if key in run]
                 if logged:
-                    cells = " | ".join(f"{value:.3g}" for value in quarter_means(logged))
+                    cells = " | ".join(f"{value:.3g}" for value in quarter_medians(logged))
                     lines.append(f"| {task} | {label} | {name} | {len(logged)} | {cells} |")
         _plot(task, logs, out / f"dynamics_{task}.png")
     table = "\n".join(lines) + "\n"

@@ -55,11 +55,15 @@ def counted_found(
     return dict(sorted(found.items(), key=lambda item: order[item[0]]))
 
 
-def write_task_curves(suite: Suite, found: Found, tasks: list[str], folder: Path) -> list[Path]:
+def write_task_curves(
+    suite: Suite, found: Found, tasks: list[str], folder: Path, drawn_from: list[str] | None = None
+) -> list[Path]:
     """
     Write ``<task>.png`` into ``folder`` for each task with runs, and ``rendered_with.json``.
 
     :param found: per (task, setting name), the counted runs' folders by seed
+    :param drawn_from: the suite folders the runs were read from, where not the one ``folder`` is in (the ``curves``
+        command's): recorded, so that a ``report`` of that folder leaves these figures as they are
     :return: the figures written
     """
     import matplotlib
@@ -72,9 +76,17 @@ def write_task_curves(suite: Suite, found: Found, tasks: list[str], folder: Path
         if per_setting:
             written.append(folder / f"{env_id}.png")
             plot_task(suite, env_id, per_setting, written[-1])
-    versions = {"matplotlib": matplotlib.__version__, "pillow": PIL.__version__}
-    (folder / RENDERED_WITH).write_text(json.dumps(versions, indent=1) + "\n")
+    record: dict = {"matplotlib": matplotlib.__version__, "pillow": PIL.__version__}
+    if drawn_from:
+        record["drawn_from"] = drawn_from
+    (folder / RENDERED_WITH).write_text(json.dumps(record, indent=1) + "\n")
     return written
+
+
+def drawn_elsewhere(folder: Path) -> bool:
+    """:return: whether the figures in ``folder`` were drawn from other folders' runs (``write_task_curves``)"""
+    record = folder / RENDERED_WITH
+    return record.exists() and bool(json.loads(record.read_text()).get("drawn_from"))
 
 
 def mean_std(runs: dict[int, Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

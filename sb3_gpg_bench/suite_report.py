@@ -108,9 +108,10 @@ def report(
     (out / "table.md").write_text(table)
     plot_curves(found, tasks, suite.reference, out / "curves.png")
     # imported here: suite_curves reads the runs with this module's finished_runs
-    from sb3_gpg_bench.suite_curves import CURVES, write_task_curves
+    from sb3_gpg_bench.suite_curves import CURVES, drawn_elsewhere, write_task_curves
 
-    write_task_curves(suite, found, tasks, out / CURVES)
+    if not drawn_elsewhere(out / CURVES):  # figures of runs in several folders are the curves command's to redraw
+        write_task_curves(suite, found, tasks, out / CURVES)
     if (out / "random_scores.json").exists() and any(key[1] == "ppo" for key in found):
         # per metric (0: final evaluation, 1: mean of the last five), the normalised scores, read once for both
         per_metric, left_out = {}, set()

@@ -94,7 +94,8 @@ def main() -> None:
         print(report(suite, args.out, tasks if args.envs else None, args.settings, args.seeds))
     elif args.command == "curves":
         found = counted_found(suite, args.sources or [args.out], tasks, args.settings, args.seeds)
-        print("\n".join(map(str, write_task_curves(suite, found, tasks, args.out / CURVES))))
+        drawn_from = [str(source) for source in args.sources] if args.sources else None
+        print("\n".join(map(str, write_task_curves(suite, found, tasks, args.out / CURVES, drawn_from))))
     else:  # the whole grid's finished runs, not only those of this command
         print(report(suite, args.out))
 

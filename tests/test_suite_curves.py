@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sb3_gpg_bench.suite_curves import CURVES, RENDERED_WITH, counted_found, mean_std, write_task_curves
+from sb3_gpg_bench.suite_curves import CURVES, RENDERED_WITH, counted_found, drawn_elsewhere, mean_std, write_task_curves
 from sb3_gpg_bench.suites import SUITES, Setting, Suite
 from tests.test_suite_report import fake_run
 
@@ -117,7 +117,10 @@ def test_the_committed_figures_are_made_again_from_the_committed_runs(tmp_path, 
     import PIL
 
     rendered_with = json.loads((out / CURVES / RENDERED_WITH).read_text())
-    if rendered_with != {"matplotlib": matplotlib.__version__, "pillow": PIL.__version__}:
+    if {key: rendered_with[key] for key in ("matplotlib", "pillow")} != {
+        "matplotlib": matplotlib.__version__,
+        "pillow": PIL.__version__,
+    }:
         pytest.skip(f"the committed figures were made with {rendered_with}")
     env_id = "CartPole-v1"
     (made,) = write_task_curves(suite, {key: runs for key, runs in found.items() if key[0] == env_id}, [env_id], tmp_path)
@@ -129,3 +132,14 @@ def test_the_docs_page_shows_every_committed_figure():
     shown = set(re.findall(r"\]\(\.\./\.\./(benchmarks/\S+\.png)\)", page))
     committed = {path.relative_to(ROOT).as_posix() for out, *_ in COMMITTED.values() for path in (out / CURVES).glob("*.png")}
     assert shown == committed, sorted(shown ^ committed)
+
+
+def test_a_report_leaves_the_figures_the_curves_command_drew_from_other_folders(tmp_path):
+    folder = tmp_path / CURVES
+    folder.mkdir()
+    assert not drawn_elsewhere(folder)
+    (folder / RENDERED_WITH).write_text(json.dumps({"matplotlib": "x", "pillow": "y"}))
+    assert not drawn_elsewhere(folder)  # a report's own figures: the report redraws them
+    (folder / RENDERED_WITH).write_text(json.dumps({"matplotlib": "x", "pillow": "y", "drawn_from": ["elsewhere"]}))
+    assert drawn_elsewhere(folder)
+    assert json.loads((ROOT / "benchmarks" / "swap" / CURVES / RENDERED_WITH).read_text())["drawn_from"]

@@ -10,7 +10,7 @@ from stable_baselines3.common.type_aliases import DictRolloutBufferSamples, Roll
 from stable_baselines3.common.vec_env import VecNormalize
 
 from sb3_gpg.common.observation_space import box_keys, options_for_space
-from sb3_gpg.common.swap_guards.foreign_loads import SavedGroupOptions
+from sb3_gpg.common.swap_guards.foreign_loads import foreign_load_error
 from sb3_gpg.estimator import GROUP_OPTION_NAMES, GroupOptions, estimate
 from sb3_gpg.estimator.baseline_memory import BaselineMemory, Equations, Fit
 from sb3_gpg.estimator.returns import episode_times
@@ -36,7 +36,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
     :param group_options: GPG's own options (the algorithms pass theirs); None: from those of ``kwargs``. A
-        ``SavedGroupOptions`` (what a GPG file holds: another algorithm's ``load`` passes it on) is refused
+        class's name (what a GPG file holds there: another algorithm's ``load`` passes it on) is refused
     :param kwargs: GPG's own options by name, without ``group_options`` (``GroupOptions``: ``binning``, ``bin_size``,
         ``leave_one_out``, ``min_bin_count``, ``truncated_returns``, ``advantage_scale``, ``baseline``,
         ``baseline_kwargs``), and the keyword arguments of the next buffer class in the MRO (``hidden_state_shape`` for
@@ -52,11 +52,11 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         gae_lambda: float = 1.0,
         gamma: float = 0.99,
         n_envs: int = 1,
-        group_options: GroupOptions | SavedGroupOptions | None = None,
+        group_options: GroupOptions | str | None = None,
         **kwargs,
     ):
-        if isinstance(group_options, SavedGroupOptions):
-            raise group_options.error()
+        if isinstance(group_options, str):
+            raise foreign_load_error(group_options)
         if group_options is None:
             group_options = GroupOptions(**{name: kwargs.pop(name) for name in GROUP_OPTION_NAMES if name in kwargs})
         self.group_options = _with_feature_seed(options_for_space(group_options, observation_space))

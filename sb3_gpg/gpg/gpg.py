@@ -265,7 +265,7 @@ class GPG(ActorOnlyOnPolicyAlgorithm):
         """
         ``BaseAlgorithm.save``. The file's ``rollout_buffer_kwargs`` name this class in place of the group options (the
         model's own attributes hold those, and ``load`` sets them back), so that another algorithm's ``load``
-        (``PPO.load``) refuses the file at once (``SavedGroupOptions``).
+        (``PPO.load``) refuses the file at once (``swap_guards.foreign_loads``).
 
         :param path: path to the file where the model should be saved
         :param exclude: name of parameters that should be excluded in addition to the default ones

@@ -2,7 +2,8 @@
 runs) against the previous default (gpg_swap_memory_recency0.8, ../default_memory/runs) on the same seeds, the spread
 being the larger std over those seeds or, with one seed, the previous default's std over its six; then both settings'
 IQM of PPO-normalised final evaluations with 95% bootstrap intervals (PPO's seeds 100-101 as the scale); then the
-sound default's held-out explained variance (train/baseline_explained_variance) over each quarter of training.
+sound default's held-out explained variance (train/baseline_explained_variance) over each quarter of training, its
+mean (the target's) and its median (robust to the rollouts of one env whose returns barely vary: ev_pooled.py).
 
     python benchmarks/swap/sound_default/rule.py 100          # the seeds the sound default has run
 """
@@ -73,18 +74,25 @@ def main() -> None:
         print(f"IQM of PPO-normalised final evaluations, {name}: {points[name][0]:.2f} [{low:.2f}, {high:.2f}]")
     print(f"tasks: {len(arrays[NEW])} with PPO above random; seeds: {seeds}")
     print()
-    print("| task | held-out explained variance, mean over each quarter of training | lowest quarter |")
-    print("|---|---|---|")
+    print(
+        "| task | held-out explained variance, mean over each quarter of training | lowest quarter | its median over "
+        "each quarter | lowest quarter |"
+    )
+    print("|---|---|---|---|---|")
     for task in tasks:
-        quarters = []
+        quarters: dict[str, list[list[float]]] = {"mean": [], "median": []}
         for seed in seeds:
             logged = read_training_log(run(HERE, task, NEW, seed)).get("train/baseline_explained_variance", [])
             if logged:
-                values = np.asarray(logged, dtype=float)[:, 1]
-                quarters.append([part.mean() for part in np.array_split(values, 4)])
-        if quarters:
-            means = np.mean(quarters, axis=0)
-            print(f"| {task} | {' / '.join(f'{value:.2f}' for value in means)} | {means.min():.2f} |")
+                parts = np.array_split(np.asarray(logged, dtype=float)[:, 1], 4)
+                quarters["mean"].append([part.mean() for part in parts])
+                quarters["median"].append([float(np.median(part)) for part in parts])
+        if quarters["mean"]:
+            cells = []
+            for statistic in ("mean", "median"):
+                values = np.mean(quarters[statistic], axis=0)
+                cells += [" / ".join(f"{value:.2f}" for value in values), f"{values.min():.2f}"]
+            print(f"| {task} | {' | '.join(cells)} |")
 
 
 if __name__ == "__main__":
