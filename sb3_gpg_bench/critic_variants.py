@@ -37,11 +37,21 @@ from torch import nn
 from sb3_gpg.estimator.fitted_baselines import OBS_CLIP
 
 
-class FreshCritic(BaseCallback):
-    """Re-initialise PPO's value network after each rollout, before the update trains it on that rollout."""
+class RolloutEndCallback(BaseCallback):
+    """An RL Zoo callback that acts once per rollout, in ``_on_rollout_end``, after the rollout's returns are computed."""
 
     def _on_step(self) -> bool:
         return True
+
+    @property
+    def on_policy_model(self) -> OnPolicyAlgorithm:
+        """:return: the model, an on-policy algorithm"""
+        assert isinstance(self.model, OnPolicyAlgorithm)
+        return self.model
+
+
+class FreshCritic(RolloutEndCallback):
+    """Re-initialise PPO's value network after each rollout, before the update trains it on that rollout."""
 
     def _on_rollout_end(self) -> None:
         policy = self.model.policy
@@ -61,15 +71,11 @@ class FreshCritic(BaseCallback):
                 policy.optimizer.state.pop(parameter, None)
 
 
-class ReturnsExplained(BaseCallback):
+class ReturnsExplained(RolloutEndCallback):
     """Log the explained variance of PPO's rollout values against the rollout's Monte-Carlo returns."""
 
-    def _on_step(self) -> bool:
-        return True
-
     def _on_rollout_end(self) -> None:
-        model = self.model
-        assert isinstance(model, OnPolicyAlgorithm)
+        model = self.on_policy_model
         buffer = model.rollout_buffer
         last_values = self.locals["values"].detach().cpu().numpy().reshape(-1)
         not_done = 1.0 - np.asarray(self.locals["dones"], dtype=np.float64)
@@ -137,20 +143,15 @@ class LinearCritic(BaseCallback):
         policy.optimizer = policy.optimizer_class(policy.parameters(), lr=learning_rate, **policy.optimizer_kwargs)  # type: ignore[call-arg]
 
 
-class HeldOutResiduals(BaseCallback):
+class HeldOutResiduals(RolloutEndCallback):
     """
     Append, per rollout of a GPG model, ``{"steps", "n", "returns_mean", "returns_var", "residuals_mean",
     "residuals_var"}`` as a JSON line to the file named by the environment variable ``HELD_OUT_RESIDUALS`` (RL Zoo
     builds its callbacks without arguments).
     """
 
-    def _on_step(self) -> bool:
-        return True
-
     def _on_rollout_end(self) -> None:
-        model = self.model
-        assert isinstance(model, OnPolicyAlgorithm)
-        buffer = model.rollout_buffer
+        buffer = self.on_policy_model.rollout_buffer
         returns = buffer.returns.T.reshape(-1).astype(np.float64)  # env-major, as the buffer's in_loss
         residuals = returns - buffer.values.T.reshape(-1)
         in_loss = getattr(buffer, "in_loss", None)  # a GPG buffer's: the samples its group gives a signal

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sb3_gpg_bench.figures import save_png
+from sb3_gpg_bench.figures import plot_band, save_png
 from sb3_gpg_bench.suite import read_training_log
 
 # What is compared, by its logged key: GPG and PPO log these under the same names, but for the explained variance
@@ -114,12 +114,8 @@ def _plot(task: str, logs: dict[str, list[dict[str, tuple[np.ndarray, np.ndarray
     for axis, (key, label) in zip(axes.flat, QUANTITIES.items(), strict=False):
         for name, per_run in logs.items():
             logged = [run[key] for run in per_run if key in run]
-            if not logged:
-                continue
-            grid = np.linspace(0, min(steps[-1] for steps, _ in logged), 200)
-            curves = np.array([np.interp(grid, steps, values) for steps, values in logged])
-            (line,) = axis.plot(grid, curves.mean(axis=0), label=f"{name} ({len(logged)})")
-            axis.fill_between(grid, curves.min(axis=0), curves.max(axis=0), color=line.get_color(), alpha=0.15)
+            if logged:
+                plot_band(axis, logged, f"{name} ({len(logged)})")
         axis.set(title=label, xlabel="env steps")
         axis.grid(alpha=0.3)
     axes.flat[-1].set_visible(False)

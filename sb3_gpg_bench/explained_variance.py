@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sb3_gpg_bench.figures import save_png
+from sb3_gpg_bench.figures import plot_band, save_png
 from sb3_gpg_bench.suite import read_training_log
 from sb3_gpg_bench.suites import Suite
 from sb3_gpg_bench.timing import meta
@@ -117,11 +117,8 @@ def _plot(series: Series, suite: Suite, path: Path) -> None:
     for axis, env_id in zip(axes.flat, tasks, strict=False):
         for key in sorted((key for key in series if key[0] == env_id), key=lambda key: _order(suite, *key)):
             runs = series[key]
-            grid = np.linspace(0, min(steps[-1] for steps, _ in runs.values()), 200)
-            curves = np.array([np.interp(grid, steps, values) for steps, values in runs.values()])
             style = "-" if key[2] == "returns" else ":"
-            (line,) = axis.plot(grid, curves.mean(axis=0), style, label=f"{key[1]}, {key[2]} ({len(runs)})")
-            axis.fill_between(grid, curves.min(axis=0), curves.max(axis=0), color=line.get_color(), alpha=0.12)
+            plot_band(axis, list(runs.values()), f"{key[1]}, {key[2]} ({len(runs)})", style, alpha=0.12)
         axis.set(title=env_id, xlabel="env steps", ylabel="explained variance", ylim=(-0.5, 1.0))
         axis.grid(alpha=0.3)
         axis.legend(fontsize=7)

@@ -4,6 +4,8 @@ import io
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 
 def save_png(figure: Any, path: Path, dpi: int) -> None:
     """
@@ -21,3 +23,22 @@ def save_png(figure: Any, path: Path, dpi: int) -> None:
     buffer.seek(0)
     with Image.open(buffer) as image:
         image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(path, format="PNG", optimize=True)
+
+
+def plot_band(
+    axis: Any, logged: list[tuple[np.ndarray, np.ndarray]], label: str, style: str = "-", alpha: float = 0.15
+) -> None:
+    """
+    Plot runs' logged series against steps: their mean, and their range shaded, on 200 points up to the shortest run's
+    last step.
+
+    :param axis: the matplotlib axis
+    :param logged: each run's steps and values
+    :param label: the legend's label of the mean
+    :param style: the mean's line style
+    :param alpha: the range's opacity
+    """
+    grid = np.linspace(0, min(steps[-1] for steps, _ in logged), 200)
+    curves = np.array([np.interp(grid, steps, values) for steps, values in logged])
+    (line,) = axis.plot(grid, curves.mean(axis=0), style, label=label)
+    axis.fill_between(grid, curves.min(axis=0), curves.max(axis=0), color=line.get_color(), alpha=alpha)
