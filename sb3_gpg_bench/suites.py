@@ -405,6 +405,9 @@ SWAP = [
     # memory re-completing the cut returns): what a one-word swap gets since (the suite gives a PPO entry the paper's
     # estimator where it names none, as gpg_swap's runs had it: the constructor's defaults are named here)
     Setting("gpg_swap_sound", "gpg", ("baseline:'auto'", "truncated_returns:None"), PPO_ENTRY),
+    # the same arguments on the code of branch cap_rollout: the memory capped at the current rollout's samples rather
+    # than the fold's share of them (benchmarks/swap/memory_cap)
+    Setting("gpg_swap_cap_rollout", "gpg", ("baseline:'auto'", "truncated_returns:None"), PPO_ENTRY),
     # with the memory: a rollout of long episodes holds too few trajectories to fit the baseline on alone
     Setting(
         "gpg_swap_memory_logstd-1",
