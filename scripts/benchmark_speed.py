@@ -360,12 +360,13 @@ def main() -> None:
     th.set_num_threads(1)
 
     if args.estimator:
-        command = " ".join(sys.argv[1:])
+        command, load = " ".join(sys.argv[1:]), os.getloadavg()[0]
+        times = estimator_times(args.repeats, args.seed)
         report = (
             f"# The estimator's cost per rollout\n\nCommand: `python scripts/benchmark_speed.py {command}`\n\n"
             f"CPU time of one rollout's `estimate` in ms (median of {args.repeats}, the memory full, "
-            "truncated_returns='bootstrap', gae_lambda 0.95; random 17-dimensional observations; measured while two "
-            f"trainings ran on the machine's two cores). {_machine()}\n\n{estimator_times(args.repeats, args.seed)}\n"
+            "truncated_returns='bootstrap', gae_lambda 0.95; random 17-dimensional observations; the machine's load "
+            f"average (1 min) {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end). {_machine()}\n\n{times}\n"
         )
         print(report)
         if args.output:

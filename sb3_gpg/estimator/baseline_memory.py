@@ -88,13 +88,17 @@ class Equations(NamedTuple):
         :param features: one row per sample, float64
         :param partial: the returns within the rollout
         :param discounts: ``gamma ** k`` to the cut for a cut return, 0 for a complete one
-        :param envs: the env of every sample
+        :param envs: the env of every sample, in order (env-major: each env's samples one run of rows)
         :param cut_states: the features of each env's state after the rollout
         :param returns: the returns as completed, for the range
         """
         cut_sums = np.zeros_like(cut_states)
         cut = discounts > 0
-        np.add.at(cut_sums, envs[cut], features[cut] * discounts[cut, None])
+        if cut.any():
+            # the samples are env-major, so each env's cut samples are one run of rows: summed row by row in order
+            # (as np.add.at would, at a fraction of its cost)
+            cut_envs, starts = np.unique(envs[cut], return_index=True)
+            cut_sums[cut_envs] = np.add.reduceat(features[cut] * discounts[cut, None], starts, axis=0)
         return cls(
             features.T @ features,
             features.T @ partial,

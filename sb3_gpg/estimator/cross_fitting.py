@@ -12,6 +12,7 @@ of the nearest samples. A sample's own return is completed by its own fold's fit
 Pure array code on one group's samples, env-major (see ``returns.env_major``); nothing here knows of Stable-Baselines3.
 """
 
+import functools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -108,11 +109,23 @@ def fitted_estimate(
         features, cut_features = standardise(samples.features, samples.cut_features)
         samples = samples._replace(features=features, cut_features=cut_features)
     fits: list[Fit | None] = []
+    # the linear fit's statistics of each fold's halves, made once: a fold's training halves and the memory's entry
+    # are sums of them
+    blocks = [
+        [_equations(samples, (folds == fold) & (samples.halves == half)) for half in (0, 1)]
+        for fold in range(int(folds.max()) + 1 if baseline == "linear" else 0)
+    ]
     for fold_id in fold_ids:
         own = folds == fold_id if fold_id >= 0 else np.ones(n_samples, dtype=bool)
         train = ~own if fold_id >= 0 else np.zeros(n_samples, dtype=bool)
-        fold = _linear_fold if baseline == "linear" else _knn_fold
-        fold_baselines, values, has_value, fold_fit = fold(samples, train, own, history, bootstrap, **kwargs)
+        fold_result: tuple[np.ndarray, np.ndarray, bool, Fit | None]
+        if baseline == "linear":
+            others = [pair for fold, pair in enumerate(blocks) if fold != fold_id]
+            halves = [_sum([pair[half] for pair in others], samples) for half in (0, 1)]
+            fold_result = _linear_fold(samples, train, own, halves, history, bootstrap, **kwargs)
+        else:
+            fold_result = _knn_fold(samples, train, own, history, bootstrap, **kwargs)
+        fold_baselines, values, has_value, fold_fit = fold_result
         baselines[own] = fold_baselines
         own_cut = own & cut
         returns[own_cut] += samples.discounts[own_cut] * values[samples.envs[own_cut]]
@@ -122,9 +135,8 @@ def fitted_estimate(
     memory_entry: Equations | None = None
     last_fit: Fit | None = None
     if baseline == "linear":
-        memory_entry = Equations.of(
-            samples.features, samples.partial, samples.discounts, samples.envs, samples.cut_features, returns
-        )
+        whole = _sum([block for pair in blocks for block in pair], samples)
+        memory_entry = whole._replace(low=float(returns.min()), high=float(returns.max()))
         usable = [fit for fit in fits if fit is not None]
         if usable:
             mean = np.zeros(max(len(fit.coefficients) for fit in usable))
@@ -135,16 +147,22 @@ def fitted_estimate(
 
 
 def _linear_fold(
-    samples: Samples, train: np.ndarray, own: np.ndarray, history: BaselineMemory | None, bootstrap: bool, **kwargs: Any
+    samples: Samples,
+    train: np.ndarray,
+    own: np.ndarray,
+    halves: list[Equations],
+    history: BaselineMemory | None,
+    bootstrap: bool,
+    **kwargs: Any,
 ) -> tuple[np.ndarray, np.ndarray, bool, Fit]:
     """
     :param train: the samples fitted on (the other folds')
     :param own: the samples whose baselines are fitted
+    :param halves: the statistics of each half of the samples fitted on
     :param bootstrap: whether the cut returns are completed
     :return: the own samples' baselines, each env's value after the rollout, whether there is one, and the fit
     """
     ridge, recency = kwargs["ridge"], kwargs["recency"]
-    halves = [_equations(samples, train & (samples.halves == half)) for half in (0, 1)]
     current = halves[0].plus(halves[1]) if train.any() else None
     remembered: list[tuple[float, Equations]] = []
     if history is not None and len(history):
@@ -238,6 +256,13 @@ def _equations(samples: Samples, rows: np.ndarray) -> Equations:
         samples.cut_features,
         samples.partial[rows],
     )
+
+
+def _sum(parts: list[Equations], samples: Samples) -> Equations:
+    """:return: the statistics of the samples of all ``parts`` (of none: an empty set of ``samples``')"""
+    if not parts:
+        return _equations(samples, np.zeros(len(samples.partial), dtype=bool))
+    return functools.reduce(Equations.plus, parts)
 
 
 def _knn_fold(
