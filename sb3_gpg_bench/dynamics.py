@@ -6,8 +6,8 @@ hundreds below 0), averaged over seeds, one row per setting. What the swap's los
 episode length, the policy's noise (``train/std``) and entropy, the update's KL and clip fraction, and how much of the
 returns the baseline (GPG) or the critic (PPO, with ``critic_variants.ReturnsExplained``) explains on the same footing.
 
-    python -m sb3_gpg_bench.dynamics --runs benchmarks/swap/diagnosis/runs --settings ppo_diagnosis gpg_swap_sound \
-        --out benchmarks/swap/diagnosis
+    python -m sb3_gpg_bench.dynamics --runs benchmarks/swap/diagnosis/runs benchmarks/swap/sound_default/runs \
+        --settings ppo_diagnosis gpg_swap_sound --seeds 101 --out benchmarks/swap/diagnosis
 """
 
 import argparse
@@ -53,12 +53,19 @@ def series(folder: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return found
 
 
-def runs_by_task(runs: Path, settings: list[str]) -> dict[str, dict[str, list[Path]]]:
-    """:return: per task, per setting (in the order given), the run folders found under ``runs``"""
+def runs_by_task(
+    runs: list[Path], settings: list[str], seeds: list[int] | None = None
+) -> dict[str, dict[str, list[Path]]]:
+    """
+    :param seeds: the seeds kept; None: all
+    :return: per task, per setting (in the order given), the run folders found under the folders ``runs``
+    """
     found: dict[str, dict[str, list[Path]]] = {}
-    for folder in sorted(runs.iterdir()):
+    for folder in sorted(folder for parent in runs for folder in parent.iterdir()):
         match = RUN_NAME.match(folder.name)
-        if match and match["setting"] in settings and (folder / "meta.json").exists():
+        if not match or (seeds is not None and int(match["seed"]) not in seeds):
+            continue
+        if match["setting"] in settings and (folder / "meta.json").exists():
             found.setdefault(match["task"], {name: [] for name in settings})[match["setting"]].append(folder)
     return found
 
@@ -76,9 +83,10 @@ def quarter_medians(logged: list[tuple[np.ndarray, np.ndarray]]) -> list[float]:
     return means
 
 
-def report(runs: Path, settings: list[str], out: Path) -> str:
+def report(runs: list[Path], settings: list[str], out: Path, seeds: list[int] | None = None) -> str:
     """
-    Write ``dynamics.md`` and ``dynamics_<task>.png`` for the runs of ``settings`` under ``runs``.
+    Write ``dynamics.md`` and ``dynamics_<task>.png`` for the runs of ``settings`` (and ``seeds``; None: all) under the
+    folders ``runs``.
 
     :return: the table
     """
@@ -90,7 +98,7 @@ def report(runs: Path, settings: list[str], out: Path) -> str:
         "|---|---|---|---|" + "---|" * QUARTERS,
     ]
     out.mkdir(parents=True, exist_ok=True)
-    for task, by_setting in sorted(runs_by_task(runs, settings).items()):
+    for task, by_setting in sorted(runs_by_task(runs, settings, seeds).items()):
         logs = {name: [series(folder) for folder in folders] for name, folders in by_setting.items()}
         for key, label in QUANTITIES.items():
             for name, per_run in logs.items():
@@ -128,11 +136,12 @@ def _plot(task: str, logs: dict[str, list[dict[str, tuple[np.ndarray, np.ndarray
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=Path, required=True, help="a folder of suite runs (<task>__<setting>__seed<n>)")
+    parser.add_argument("--runs", type=Path, nargs="+", required=True, help="folders of runs (<task>__<setting>__seed<n>)")
+    parser.add_argument("--seeds", type=int, nargs="+", help="the seeds compared (default: every seed found)")
     parser.add_argument("--settings", nargs="+", required=True, help="the settings compared, in this order")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    print(report(args.runs, args.settings, args.out))
+    print(report(args.runs, args.settings, args.out, args.seeds))
 
 
 if __name__ == "__main__":

@@ -25,12 +25,13 @@ def test_the_quarters_of_each_quantity_per_setting(tmp_path):
             "rollout/ep_len_mean": [[step, 10.0 * (i + 1) + offset] for i, step in enumerate(steps)],
             "train/baseline_explained_variance": [[step, 0.5] for step in steps],
         })  # fmt: skip
-    write_run(runs, "Ant-v5__ppo_diagnosis__seed100", {
+    # PPO's runs in a folder of their own, as the diagnosis keeps them beside the swap's
+    write_run(tmp_path / "ppo_runs", "Ant-v5__ppo_diagnosis__seed100", {
         "rollout/ep_len_mean": [[step, 100.0] for step in steps],
         "diagnosis/returns_explained_variance": [[step, 0.9] for step in steps],
     })  # fmt: skip
     write_run(runs, "Ant-v5__other__seed100", {"rollout/ep_len_mean": [[100.0, 1.0]]})  # not compared
-    table = report(runs, ["ppo_diagnosis", "gpg_swap_sound"], tmp_path / "out")
+    table = report([runs, tmp_path / "ppo_runs"], ["ppo_diagnosis", "gpg_swap_sound"], tmp_path / "out")
     # the mean over the seeds of each quarter: (10 + 12) / 2, ...; PPO's critic and GPG's baseline on one row label
     assert "| Ant-v5 | episode length | gpg_swap_sound | 2 | 11 | 21 | 31 | 41 |" in table
     assert "| Ant-v5 | episode length | ppo_diagnosis | 1 | 100 | 100 | 100 | 100 |" in table
@@ -39,3 +40,6 @@ def test_the_quarters_of_each_quantity_per_setting(tmp_path):
     assert "other" not in table and (tmp_path / "out" / "dynamics_Ant-v5.png").stat().st_size > 4_000
     assert (tmp_path / "out" / "dynamics.md").read_text() == table
     assert not np.isnan([float(cell) for line in table.splitlines()[4:] for cell in line.split("|")[5:-1]]).any()
+    # one seed compared: the other's runs left out
+    seed_100 = report([runs, tmp_path / "ppo_runs"], ["ppo_diagnosis", "gpg_swap_sound"], tmp_path / "out100", seeds=[100])
+    assert "| Ant-v5 | episode length | gpg_swap_sound | 1 | 10 | 20 | 30 | 40 |" in seed_100
