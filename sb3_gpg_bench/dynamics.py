@@ -53,9 +53,7 @@ def series(folder: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return found
 
 
-def runs_by_task(
-    runs: list[Path], settings: list[str], seeds: list[int] | None = None
-) -> dict[str, dict[str, list[Path]]]:
+def runs_by_task(runs: list[Path], settings: list[str], seeds: list[int] | None = None) -> dict[str, dict[str, list[Path]]]:
     """
     :param seeds: the seeds kept; None: all
     :return: per task, per setting (in the order given), the run folders found under the folders ``runs``
