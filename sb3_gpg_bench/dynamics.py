@@ -117,12 +117,17 @@ def _plot(task: str, logs: dict[str, list[dict[str, tuple[np.ndarray, np.ndarray
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(2, 4, figsize=(16, 6.4), squeeze=False)
+    # each setting in one colour on every panel, whichever quantities it logged
+    colors = dict(zip(logs, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
     for axis, (key, label) in zip(axes.flat, QUANTITIES.items(), strict=False):
         for name, per_run in logs.items():
             logged = [run[key] for run in per_run if key in run]
             if logged:
-                plot_band(axis, logged, f"{name} ({len(logged)})")
+                plot_band(axis, logged, f"{name} ({len(logged)})", color=colors[name])
         axis.set(title=label, xlabel="env steps")
+        if key == "explained":
+            # a rollout whose returns barely vary reads hundreds below 0: the scale that matters is above -1
+            axis.set_ylim(bottom=-1.0, top=1.05)
         axis.grid(alpha=0.3)
     axes.flat[-1].set_visible(False)
     axes.flat[0].legend(fontsize=7)

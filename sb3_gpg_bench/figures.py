@@ -26,7 +26,12 @@ def save_png(figure: Any, path: Path, dpi: int) -> None:
 
 
 def plot_band(
-    axis: Any, logged: list[tuple[np.ndarray, np.ndarray]], label: str, style: str = "-", alpha: float = 0.15
+    axis: Any,
+    logged: list[tuple[np.ndarray, np.ndarray]],
+    label: str,
+    style: str = "-",
+    alpha: float = 0.15,
+    color: str | None = None,
 ) -> None:
     """
     Plot runs' logged series against steps: their mean, and their range shaded, on 200 points up to the shortest run's
@@ -37,8 +42,9 @@ def plot_band(
     :param label: the legend's label of the mean
     :param style: the mean's line style
     :param alpha: the range's opacity
+    :param color: the mean's and the range's colour; None: the axis's next
     """
     grid = np.linspace(0, min(steps[-1] for steps, _ in logged), 200)
     curves = np.array([np.interp(grid, steps, values) for steps, values in logged])
-    (line,) = axis.plot(grid, curves.mean(axis=0), style, label=label)
+    (line,) = axis.plot(grid, curves.mean(axis=0), style, label=label, color=color)
     axis.fill_between(grid, curves.min(axis=0), curves.max(axis=0), color=line.get_color(), alpha=alpha)
