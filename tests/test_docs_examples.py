@@ -205,3 +205,23 @@ def test_guides_show_the_readmes_code_as_it_is(section, page):
     assert ".. include:: ../../README.md" not in (ROOT / page).read_text(), (
         f"{page} includes README.md, which GitHub does not render"
     )
+
+
+# The pages that a repository browser shows (the README links the guides, and docs/index.rst is the docs' first page):
+# GitHub renders neither a reST include nor a table read from a file (`.. csv-table::` with `:file:`), so what such a
+# page shows is in its own source; where it copies a committed table, tests/test_project_files.py ties the copy to it
+BROWSED_PAGES = [ROOT / "docs" / "index.rst", *sorted((ROOT / "docs" / "guide").glob("*.rst"))]
+# A reST link to a file of the repository by a relative path, as a repository browser follows it: `text <path>`__
+RST_RELATIVE_LINK = re.compile(r"`[^`<]*<([^>`:#]+)(?:#[^>`]*)?>`__?")
+
+
+@pytest.mark.parametrize("page", BROWSED_PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_browsed_pages_hold_their_content(page):
+    text = page.read_text()
+    found = [line.strip() for line in text.splitlines() if re.match(r"^\s*\.\. include::", line) or ":file:" in line]
+    assert not found, (
+        f"{page.relative_to(ROOT)} pulls content from another file, which a repository browser does not render: "
+        f"write it in the page (tied to its source by a test) or link the file instead: {found}"
+    )
+    missing = [target for target in RST_RELATIVE_LINK.findall(text) if not (page.parent / target).exists()]
+    assert not missing, f"{page.relative_to(ROOT)} links files that the repository does not have: {missing}"

@@ -4,7 +4,6 @@ extras of setup.cfg against what gymnasium installs.
 """
 
 import configparser
-import csv
 import importlib.metadata
 import re
 from pathlib import Path
@@ -229,11 +228,28 @@ def test_when_to_use_quotes_the_zoo_suites_committed_tables(path):
     assert not [sentence for sentence in quoted if sentence not in page], path
 
 
+def when_to_use_evidence() -> dict[str, list[str]]:
+    """:return: the rows of the evidence table (its section "Evidence" in benchmarks/when_to_use/README.md), by id"""
+    section = WHEN_TO_USE_PAGES[1].read_text().split("\n## Evidence\n", 1)[1]
+    rows = markdown_rows(section)
+    assert rows[0] == ["Id", "Task and setting", "GPG", "Comparator", "Seeds", "Source"], rows[0]
+    return {cells[0]: cells for cells in rows[1:]}
+
+
+def test_when_to_use_cites_only_rows_of_its_evidence_table():
+    evidence = when_to_use_evidence()
+    assert list(evidence) == [f"E{number}" for number in range(1, len(evidence) + 1)], list(evidence)
+    for path in WHEN_TO_USE_PAGES:
+        cited = set()
+        for first, last in re.findall(r"\bE(\d+)(?:-E(\d+))?\b", path.read_text()):
+            cited.update(f"E{number}" for number in range(int(first), int(last or first) + 1))
+        assert cited and cited <= evidence.keys(), (path.name, sorted(cited - evidence.keys()))
+
+
 def test_when_to_use_evidence_quotes_the_zoo_suites_committed_tables():
     figures = suite_figures()
     tasks, timing = figures["tasks"], figures["timing"]
-    with open(ROOT / "docs" / "guide" / "when_to_use.csv", newline="") as file:
-        evidence = {row[0]: row for row in csv.reader(file)}
+    evidence = when_to_use_evidence()
     gpg, ppo = evidence["E23"][2], evidence["E23"][3]
     normalised = " / ".join(row["final"] for row in tasks.values())
     assert gpg.startswith(f"{normalised} [{' / '.join(row['last_five'] for row in tasks.values())}]"), gpg
@@ -266,6 +282,45 @@ def test_zoo_suites_readme_quotes_its_committed_tables():
     assert f"the probability that GPG improves on PPO {figures['improves']}" in readme
     assert f"instead, {figures['earliest']}" in readme
     assert f"{cheetah['wall']} its wall time under the same load" in readme
+
+
+def test_rl_zoo_guide_quotes_the_zoo_suites_committed_tables():
+    """The guide holds its own copy of headline.md's table and aggregate (a repository browser renders no include)."""
+    figures = suite_figures()
+    section = (ROOT / "docs" / "guide" / "rl_zoo.rst").read_text().split("Scores of the shipped hyperparameters\n")[1]
+    rows = [re.split(r"\s{2,}", line.strip()) for line in section.split("\n\n\n", 1)[0].splitlines()
+            if re.match(r"^[A-Z]\w*-v\d+\s", line)]  # fmt: skip
+    shown = {cells[0]: cells[1:] for cells in rows}
+    quoted = {cells[0]: cells[1:4] for cells in markdown_rows((SUITE / "headline.md").read_text())[1:]}
+    assert shown == quoted, "docs/guide/rl_zoo.rst's table no longer quotes benchmarks/zoo_suite/headline.md: copy it again"
+    page = flat(section)
+    assert f"IQM of PPO-normalised final scores is {figures['iqm']}" in page, figures["iqm"]
+    assert f"the probability that it improves on PPO {figures['improves']}" in page, figures["improves"]
+    assert f"earliest final runs instead, the IQM is {figures['earliest']}" in page, figures["earliest"]
+
+
+def test_docs_index_quotes_the_headline_figures():
+    figures, index = suite_figures(), flat((ROOT / "docs" / "index.rst").read_text())
+    readme = flat((SWAP / "README.md").read_text())
+    six_seed_iqm = re.search(r"All six seeds .*?Its IQM is (\S+ \[\S+ \S+\])", readme).group(1)
+    quoted = [
+        f"IQM of PPO-normalised final scores {figures['iqm']}",
+        f"behind on HalfCheetah, {figures['tasks']['HalfCheetah-v5']['final']}",
+        f"{six_seed_iqm} over seventeen tasks",
+    ]
+    assert not [sentence for sentence in quoted if sentence not in index], quoted
+
+
+# The guides that teach a new user: what to do, what to expect, what to do when it does not work; the evidence is in
+# benchmarks/, one link away
+GUIDE_WORD_LIMIT = 1_000
+SHORT_GUIDES = ("swap_ppo.rst", "when_to_use.rst")
+
+
+@pytest.mark.parametrize("name", SHORT_GUIDES)
+def test_short_guides_stay_short(name):
+    words = len((ROOT / "docs" / "guide" / name).read_text().split())
+    assert words < GUIDE_WORD_LIMIT, f"docs/guide/{name} has {words} words: move the evidence to benchmarks/"
 
 
 # The swap guide's table: what a one-word swap gets, from the swap suite's committed READMEs
