@@ -413,3 +413,6 @@ def test_no_results_file_weighs_on_a_clone():
         if path.stat().st_size > RESULTS_FILE_LIMIT
     ]
     assert not heavy, f"results files over {RESULTS_FILE_LIMIT:,} bytes: compress or shrink them: {heavy}"
+    # every run's training log compressed, the earlier runs' too (read_training_log reads both)
+    plain_logs = [str(path.relative_to(ROOT)) for path in files if path.name == "training_log.json"]
+    assert not plain_logs, f"compress these to training_log.json.gz (gzip, mtime=0): {plain_logs[:5]}"
