@@ -38,6 +38,9 @@ OLDER_ENTRIES = {"HalfCheetah-v5": "HalfCheetah-v4", "Hopper-v5": "Hopper-v4", "
 RUN_FILES = ("evaluations.npz", "config.yml", "args.yml", "meta.json")
 # A run's log of what each update logged, compressed (runs made before it was, ``training_log.json``)
 TRAINING_LOG = "training_log.json.gz"
+# The points a run's log keeps per key: a run of many short rollouts (InvertedPendulum's 31,250 updates) keeps every
+# k-th update's, so that its log stays light; the reports read quarter means and medians and 200-point curves
+MAX_LOGGED_POINTS = 8000
 # What each update logged that the runs are compared on, read from the training's standard output (SB3's tables at
 # ``verbose=1``), kept in ``training_log.json``: how much of the returns the baseline or critic explains (PPO's
 # train/explained_variance; GPG's train/baseline_explained_variance, held out, which runs before 0.1.0's release logged
@@ -149,7 +152,7 @@ def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, byte
             },
         }
     # compressed (mtime 0: the same log gives the same bytes), as every report reads it (read_training_log)
-    logged = (json.dumps(logged_series(result.stdout, LOGGED_KEYS)) + "\n").encode()
+    logged = (json.dumps(thinned(logged_series(result.stdout, LOGGED_KEYS))) + "\n").encode()
     files[TRAINING_LOG] = gzip.compress(logged, mtime=0)
     files["meta.json"] = (json.dumps(meta, indent=1) + "\n").encode()
     return files
@@ -190,6 +193,18 @@ def logged_series(stdout: str, keys: tuple[str, ...]) -> dict[str, list[list[flo
             except ValueError:
                 continue
     return series
+
+
+def thinned(series: dict[str, list[list[float]]], max_points: int = MAX_LOGGED_POINTS) -> dict[str, list[list[float]]]:
+    """
+    :return: each series as it is where it has at most ``max_points`` points, else ``max_points`` of them evenly
+        spaced, its first and last among them
+    """
+    kept = {}
+    for key, points in series.items():
+        rows = np.unique(np.linspace(0, len(points) - 1, max_points).round().astype(int))
+        kept[key] = points if len(points) <= max_points else [points[row] for row in rows]
+    return kept
 
 
 def _version(module: str) -> str:

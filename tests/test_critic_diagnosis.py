@@ -16,7 +16,7 @@ from stable_baselines3.common.logger import HumanOutputFormat, Logger
 
 from sb3_gpg_bench.critic_variants import FreshCritic, LinearCritic, ReturnsExplained
 from sb3_gpg_bench.explained_variance import explained_report
-from sb3_gpg_bench.suite import LOGGED_KEYS, logged_series
+from sb3_gpg_bench.suite import LOGGED_KEYS, logged_series, thinned
 from sb3_gpg_bench.suites import Setting, Suite
 
 
@@ -39,6 +39,16 @@ def test_logged_series_reads_sb3s_printed_tables():
     series = logged_series(stream.getvalue(), LOGGED_KEYS)
     assert series["train/explained_variance"] == [[4096, 0.25], [8192, -1.5], [12288, 0.875]]
     assert series["gpg/baseline_explained_variance"] == [[4096, 0.5], [12288, 0.125]]
+
+
+def test_a_long_log_keeps_evenly_spaced_points_with_its_ends():
+    short = [[float(step), 0.5] for step in range(10)]
+    long = [[float(step), float(step % 7)] for step in range(31_250)]  # InvertedPendulum's updates over 1M steps
+    kept = thinned({"short": short, "long": long}, max_points=100)
+    assert kept["short"] == short
+    assert len(kept["long"]) == 100 and kept["long"][0] == long[0] and kept["long"][-1] == long[-1]
+    gaps = np.diff([step for step, _ in kept["long"]])
+    assert gaps.min() >= 315 and gaps.max() <= 316  # evenly spaced: 31,249 steps over 99 gaps
 
 
 def _value_parameters(policy):
