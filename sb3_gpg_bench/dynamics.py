@@ -84,7 +84,7 @@ def quarter_medians(logged: list[tuple[np.ndarray, np.ndarray]]) -> list[float]:
 def report(runs: list[Path], settings: list[str], out: Path, seeds: list[int] | None = None) -> str:
     """
     Write ``dynamics.md`` and ``dynamics_<task>.png`` for the runs of ``settings`` (and ``seeds``; None: all) under the
-    folders ``runs``.
+    folders ``runs``, on the tasks that every setting ran.
 
     :return: the table
     """
@@ -97,6 +97,8 @@ def report(runs: list[Path], settings: list[str], out: Path, seeds: list[int] | 
     ]
     out.mkdir(parents=True, exist_ok=True)
     for task, by_setting in sorted(runs_by_task(runs, settings, seeds).items()):
+        if not all(by_setting.values()):  # a comparison: the tasks that every setting ran
+            continue
         logs = {name: [series(folder) for folder in folders] for name, folders in by_setting.items()}
         for key, label in QUANTITIES.items():
             for name, per_run in logs.items():
