@@ -11,6 +11,7 @@ returns the baseline (GPG) or the critic (PPO, with ``critic_variants.ReturnsExp
 """
 
 import argparse
+import itertools
 import re
 from itertools import pairwise
 from pathlib import Path
@@ -120,7 +121,7 @@ def _plot(task: str, logs: dict[str, list[dict[str, tuple[np.ndarray, np.ndarray
 
     figure, axes = plt.subplots(2, 4, figsize=(16, 6.4), squeeze=False)
     # each setting in one colour on every panel, whichever quantities it logged
-    colors = dict(zip(logs, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
+    colors = dict(zip(logs, itertools.cycle(plt.rcParams["axes.prop_cycle"].by_key()["color"]), strict=False))
     for axis, (key, label) in zip(axes.flat, QUANTITIES.items(), strict=False):
         for name, per_run in logs.items():
             logged = [run[key] for run in per_run if key in run]

@@ -41,11 +41,11 @@ TRAINING_LOG = "training_log.json.gz"
 # The points a run's log keeps per key: a run of many short rollouts (InvertedPendulum's 31,250 updates) keeps every
 # k-th update's, so that its log stays light; the reports read quarter means and medians and 200-point curves
 MAX_LOGGED_POINTS = 8000
-# What each update logged that the runs are compared on, read from the training's standard output (SB3's tables at
-# ``verbose=1``), kept in ``training_log.json``: how much of the returns the baseline or critic explains (PPO's
-# train/explained_variance; GPG's train/baseline_explained_variance, held out, which runs before 0.1.0's release logged
-# as gpg/baseline_explained_variance); the Gaussian policy's noise and the training episodes' length and return, which
-# show a policy that learns to end its episodes
+# What each update logged that the runs are compared on (at most MAX_LOGGED_POINTS per key), read from the training's
+# standard output (SB3's tables at ``verbose=1``), kept in the training log: how much of the returns the baseline or
+# critic explains (PPO's train/explained_variance; GPG's train/baseline_explained_variance, held out, which runs before
+# 0.1.0's release logged as gpg/baseline_explained_variance); the Gaussian policy's noise and the training episodes'
+# length and return, which show a policy that learns to end its episodes
 LOGGED_KEYS = (
     "train/explained_variance",
     "train/baseline_explained_variance",

@@ -292,6 +292,16 @@ def test_a_memory_starts_where_every_rollout_is_one_cut_trajectory():
     assert len(buffer.baseline_memory) == 3
 
 
+def test_a_remembered_memory_and_a_rollout_whose_returns_are_all_masked():
+    # Pendulum's 200-step episodes and 64-step rollouts: the fourth rollout holds an episode's end (the memory starts),
+    # the fifth none, so that under "mask" no sample is in its group, with a memory to fit on all the same
+    model = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, n_epochs=1, truncated_returns="mask", seed=0,
+                device="cpu")  # fmt: skip
+    with pytest.warns(UserWarning, match="No sample of this rollout entered the loss"):
+        model.learn(5 * 64)
+    assert len(model.rollout_buffer.baseline_memory) >= 1  # the fifth rollout had a memory to fit on
+
+
 def test_completed_returns_stay_within_the_range_of_the_returns_fitted_on():
     # Rewards of 1 a step and gamma 0.99 bound every return by 100, whatever the episode time; two envs run 8-step
     # episodes, two run on at times 300 and 3,000, where the cubic in the time, fitted on short episodes only, would

@@ -95,8 +95,8 @@ class Equations(NamedTuple):
         cut_sums = np.zeros_like(cut_states)
         cut = discounts > 0
         if cut.any():
-            # the samples are env-major, so each env's cut samples are one run of rows: summed row by row in order
-            # (as np.add.at would, at a fraction of its cost)
+            # the samples are env-major, so each env's cut samples are one run of rows: summed per run (np.add.at's
+            # sums up to rounding, at a fraction of its cost)
             cut_envs, starts = np.unique(envs[cut], return_index=True)
             cut_sums[cut_envs] = np.add.reduceat(features[cut] * discounts[cut, None], starts, axis=0)
         return cls(

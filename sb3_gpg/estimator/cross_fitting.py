@@ -113,14 +113,15 @@ def fitted_estimate(
     # are sums of them
     blocks = [
         [_equations(samples, (folds == fold) & (samples.halves == half)) for half in (0, 1)]
-        for fold in range(int(folds.max()) + 1 if baseline == "linear" else 0)
+        for fold in range(int(folds.max(initial=-1)) + 1 if baseline == "linear" else 0)
     ]
     for fold_id in fold_ids:
         own = folds == fold_id if fold_id >= 0 else np.ones(n_samples, dtype=bool)
         train = ~own if fold_id >= 0 else np.zeros(n_samples, dtype=bool)
         fold_result: tuple[np.ndarray, np.ndarray, bool, Fit | None]
         if baseline == "linear":
-            others = [pair for fold, pair in enumerate(blocks) if fold != fold_id]
+            # fitted on the other folds' halves (on none where the fit is the memory's alone)
+            others = [pair for fold, pair in enumerate(blocks) if fold != fold_id] if fold_id >= 0 else []
             halves = [_sum([pair[half] for pair in others], samples) for half in (0, 1)]
             fold_result = _linear_fold(samples, train, own, halves, history, bootstrap, **kwargs)
         else:
@@ -136,7 +137,7 @@ def fitted_estimate(
     last_fit: Fit | None = None
     if baseline == "linear":
         whole = _sum([block for pair in blocks for block in pair], samples)
-        memory_entry = whole._replace(low=float(returns.min()), high=float(returns.max()))
+        memory_entry = whole._replace(low=float(returns.min(initial=np.inf)), high=float(returns.max(initial=-np.inf)))
         usable = [fit for fit in fits if fit is not None]
         if usable:
             mean = np.zeros(max(len(fit.coefficients) for fit in usable))
