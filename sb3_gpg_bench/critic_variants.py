@@ -18,6 +18,9 @@ discounted returns whose cut by the rollout's end is completed by the value of t
 (``diagnosis/cut_returns_explained_variance``, its footing under ``"keep"``). SB3's ``train/explained_variance`` scores
 the values against lambda-returns built from those same values, which flatters them.
 
+``AdvantageSignal`` changes nothing either: for GPG and PPO alike, it logs what sets how far an update moves a
+Gaussian policy's noise (the swap's diagnosis, ``sb3_gpg_bench.dynamics``).
+
 ``HeldOutResiduals`` changes nothing either: for GPG, it keeps per rollout the count, mean and variance of the returns
 in the loss and of their residuals from the held-out baselines, from which an explained variance pooled over many
 rollouts follows (a rollout of a few samples of one trajectory has returns too alike for its own to mean much).
@@ -29,6 +32,7 @@ from functools import partial
 
 import numpy as np
 import torch as th
+from gymnasium import spaces
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.policies import ActorCriticPolicy
@@ -90,6 +94,35 @@ class ReturnsExplained(RolloutEndCallback):
             variance = np.var(returns)
             explained = float("nan") if variance == 0 else float(1 - np.var(returns - buffer.values) / variance)
             self.logger.record(f"diagnosis/{key}_explained_variance", explained)
+
+
+class AdvantageSignal(RolloutEndCallback):
+    """
+    Log, per rollout and before the update, the advantages' standard deviation (``diagnosis/advantage_std``: the
+    update normalises them per minibatch) and, for Box actions and observations, their correlation with each action's
+    log-std score under the policy that took it, ``sum(((a - mean) / std) ** 2 - 1)`` over the action's dimensions
+    (``diagnosis/advantage_logstd_corr``): the normalised advantages' pull on the policy's log std, positive where
+    noisier actions did better. Where it is near 0 the update leaves the noise as it is.
+    """
+
+    def _on_rollout_end(self) -> None:
+        model = self.on_policy_model
+        buffer = model.rollout_buffer
+        advantages = np.asarray(buffer.advantages, dtype=np.float64).reshape(-1)
+        self.logger.record("diagnosis/advantage_std", float(np.std(advantages)))
+        if not isinstance(model.action_space, spaces.Box) or isinstance(buffer.observations, dict):
+            return
+        shape = model.observation_space.shape or ()
+        observations = th.as_tensor(buffer.observations.reshape(-1, *shape), device=model.device)
+        actions = th.as_tensor(buffer.actions.reshape(len(advantages), -1), device=model.device)
+        with th.no_grad():
+            normal = model.policy.get_distribution(observations).distribution
+            assert isinstance(normal, th.distributions.Normal), "a Gaussian policy's (Box actions)"
+            noise = (actions - normal.mean) / normal.stddev
+        score = (noise**2 - 1).sum(dim=-1).cpu().numpy().astype(np.float64)
+        spread = np.std(advantages) * np.std(score)
+        correlation = float(np.mean((advantages - advantages.mean()) * (score - score.mean())) / spread) if spread > 0 else 0.0
+        self.logger.record("diagnosis/advantage_logstd_corr", correlation)
 
 
 class WithoutTime(nn.Module):

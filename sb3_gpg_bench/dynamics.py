@@ -30,6 +30,8 @@ QUANTITIES = {
     "train/approx_kl": "approximate KL",
     "train/clip_fraction": "clip fraction",
     "explained": "returns explained (held out / critic)",
+    "diagnosis/advantage_std": "advantages' std (critic_variants.AdvantageSignal)",
+    "diagnosis/advantage_logstd_corr": "advantages' correlation with the log-std score",
 }
 # the baseline's held-out explained variance (GPG) and the critic's on the same footing (PPO, ReturnsExplained)
 EXPLAINED_KEYS = (
@@ -119,7 +121,8 @@ def _plot(task: str, logs: dict[str, list[dict[str, tuple[np.ndarray, np.ndarray
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(2, 4, figsize=(16, 6.4), squeeze=False)
+    rows = -(-len(QUANTITIES) // 4)
+    figure, axes = plt.subplots(rows, 4, figsize=(16, 3.2 * rows), squeeze=False)
     # each setting in one colour on every panel, whichever quantities it logged
     colors = dict(zip(logs, itertools.cycle(plt.rcParams["axes.prop_cycle"].by_key()["color"]), strict=False))
     for axis, (key, label) in zip(axes.flat, QUANTITIES.items(), strict=False):
@@ -132,7 +135,8 @@ def _plot(task: str, logs: dict[str, list[dict[str, tuple[np.ndarray, np.ndarray
             # a rollout whose returns barely vary reads hundreds below 0: the scale that matters is above -1
             axis.set_ylim(bottom=-1.0, top=1.05)
         axis.grid(alpha=0.3)
-    axes.flat[-1].set_visible(False)
+    for axis in axes.flat[len(QUANTITIES) :]:
+        axis.set_visible(False)
     axes.flat[0].legend(fontsize=7)
     figure.suptitle(f"{task}: mean over seeds, band: their range", fontsize=10)
     figure.tight_layout()

@@ -59,6 +59,9 @@ LOGGED_KEYS = (
     "train/entropy_loss",
     "train/approx_kl",
     "train/clip_fraction",
+    # what sets how far an update moves the policy's noise (critic_variants.AdvantageSignal)
+    "diagnosis/advantage_std",
+    "diagnosis/advantage_logstd_corr",
 )
 
 

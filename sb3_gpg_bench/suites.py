@@ -370,6 +370,8 @@ ZOO_TUNING += [
 SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'",))]
 # The base of a setting that runs rl_zoo3's PPO entry for the task with another algorithm: a user's one-word swap
 PPO_ENTRY = "rl_zoo3_ppo"
+RETURNS_EXPLAINED = "sb3_gpg_bench.critic_variants.ReturnsExplained"
+ADVANTAGE_SIGNAL = "sb3_gpg_bench.critic_variants.AdvantageSignal"
 # The one-word swap: GPG with PPO's entry and the constructor's estimator defaults, and with the linear baseline
 SWAP = [
     Setting("ppo", "ppo"),
@@ -401,6 +403,12 @@ SWAP = [
     # RL Zoo's PPO logging how much of the returns its critic explains on the footing of GPG's held-out baseline: the
     # reference of the swap's diagnosis (sb3_gpg_bench.dynamics)
     Setting("ppo_diagnosis", "ppo", ("callback:'sb3_gpg_bench.critic_variants.ReturnsExplained'",)),
+    # both with what sets how far an update moves the policy's noise (critic_variants.AdvantageSignal): the swap's
+    # diagnosis's next runs
+    Setting("ppo_signal", "ppo", (f"callback:[{RETURNS_EXPLAINED!r},{ADVANTAGE_SIGNAL!r}]",)),
+    Setting(
+        "gpg_swap_signal", "gpg", ("baseline:'auto'", "truncated_returns:None", f"callback:{ADVANTAGE_SIGNAL!r}"), PPO_ENTRY
+    ),
     # the constructor's estimator made sound (the linear fit's features capped, its bootstrap cross-fitted, its
     # memory re-completing the cut returns): what a one-word swap gets since (the suite gives a PPO entry the paper's
     # estimator where it names none, as gpg_swap's runs had it: the constructor's defaults are named here)

@@ -14,7 +14,8 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.logger import HumanOutputFormat, Logger
 
-from sb3_gpg_bench.critic_variants import FreshCritic, LinearCritic, ReturnsExplained
+from sb3_gpg import GPG
+from sb3_gpg_bench.critic_variants import AdvantageSignal, FreshCritic, LinearCritic, ReturnsExplained
 from sb3_gpg_bench.explained_variance import explained_report
 from sb3_gpg_bench.suite import LOGGED_KEYS, logged_series, thinned
 from sb3_gpg_bench.suites import Setting, Suite
@@ -153,3 +154,39 @@ def test_explained_report_averages_each_quarter_per_seed_then_over_seeds(tmp_pat
     assert f"| Walker2d-v5 | ppo | lambda-returns | 2 | {np.mean(first_quarter) + 0.5:.2f} ± 0.50 |" in table
     assert "| Walker2d-v5 | gpg | lambda-returns |" not in table
     assert (tmp_path / "explained_variance.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("algorithm", [GPG, PPO])
+def test_advantage_signal_logs_the_advantages_pull_on_the_noise(algorithm):
+    model = algorithm("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    stream = io.StringIO()
+    model.set_logger(Logger(folder=None, output_formats=[HumanOutputFormat(stream)]))
+    model.learn(128, callback=AdvantageSignal())
+    series = logged_series(stream.getvalue(), LOGGED_KEYS)
+    # (GPG's first rollout, one cut trajectory and no memory yet, has no baseline other than its own returns: all 0)
+    assert len(series["diagnosis/advantage_std"]) == 2 and series["diagnosis/advantage_std"][-1][1] > 0
+    assert all(-1 <= value <= 1 for _, value in series["diagnosis/advantage_logstd_corr"])
+    assert len(series["diagnosis/advantage_logstd_corr"]) == 2
+
+
+def test_advantage_signal_reads_plus_one_where_noisier_actions_did_better():
+    model = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    _, callback = model._setup_learn(64, callback=AdvantageSignal())
+    callback.on_training_start(locals(), globals())
+    model.collect_rollouts(model.env, callback, model.rollout_buffer, n_rollout_steps=model.n_steps)
+    buffer = model.rollout_buffer
+    # the actions' distance from the mean in units of the noise, from the policy's own parameters
+    with th.no_grad():
+        mean = model.policy.action_net(
+            model.policy.mlp_extractor.forward_actor(th.as_tensor(buffer.observations.reshape(-1, 3)))
+        )
+        std = model.policy.log_std.exp()
+    distance = (((th.as_tensor(buffer.actions.reshape(-1, 1)) - mean) / std) ** 2).sum(dim=-1).numpy()
+    for sign in (1.0, -1.0):
+        buffer.advantages[:] = (sign * (3.0 * distance + 7.0)).reshape(buffer.advantages.shape)  # any scale and offset
+        stream = io.StringIO()
+        model.set_logger(Logger(folder=None, output_formats=[HumanOutputFormat(stream)]))
+        callback.on_rollout_end()
+        model.logger.dump(0)
+        (value,) = [value for _, value in logged_series(stream.getvalue(), LOGGED_KEYS)["diagnosis/advantage_logstd_corr"]]
+        assert value == pytest.approx(sign, abs=1e-3)
