@@ -42,7 +42,7 @@ class GPG(ActorOnlyOnPolicyAlgorithm):
     Group Policy Gradient (GPG): PPO's clipped objective with no critic. The advantage of a sample is its discounted
     Monte-Carlo return minus a group baseline, the mean first-visit return of the rollout's trajectories whose states
     fall into the same bin (see ``GroupRolloutBuffer``), or a baseline fitted to the rollout's own returns. By default
-    (``baseline="auto"``) it is the linear one, fitted on the last rollouts together (``AUTO_LINEAR_KWARGS``), with the
+    (``baseline="auto"``) it is the linear one, fitted on the last rollouts together (``LINEAR_KWARGS``), with the
     returns that the rollout's end cuts bootstrapped, where the observations have Box values and ``binning`` is
     ``"time"``; the time bins elsewhere. ``baseline="bins"`` is the paper's estimator.
 
@@ -92,8 +92,8 @@ class GPG(ActorOnlyOnPolicyAlgorithm):
     :param advantage_scale: ``"none"``, or ``"bin_std"``: each advantage divided by its bin's spread of returns
     :param baseline: ``"auto"``: ``"linear"`` where the observations have Box values and ``binning`` is ``"time"``,
         else ``"bins"`` (``GroupOptions.resolved``); ``"bins"`` (the paper's estimator), ``"linear"`` or ``"knn"``
-    :param baseline_kwargs: the fitted baseline's arguments (``GroupOptions``); None under an ``"auto"`` that comes
-        out as ``"linear"``: ``AUTO_LINEAR_KWARGS``, else ``fitted_baselines.BASELINE_KWARGS``
+    :param baseline_kwargs: the fitted baseline's arguments (``GroupOptions``), each given one replacing its default
+        (``LINEAR_KWARGS`` for the linear baseline, ``fitted_baselines.BASELINE_KWARGS`` for the others); None: the defaults
     """
 
     policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
