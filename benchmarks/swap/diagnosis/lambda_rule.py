@@ -1,0 +1,72 @@
+"""Step 2 of lambda 0.95's rule (README.md): over the 17 tasks on the seeds given, GAE's lambda at PPO's 0.95 where the
+script names none against the sound default. Only Ant-v5's and Pusher-v5's entries leave gae_lambda unset, so the
+candidate's runs there are gpg_swap_lambda0.95's (this folder) and elsewhere the sound default's own, which train the
+same under either default. Per task: the means, the larger std over the seeds, the verdict; then both IQMs of
+PPO-normalised final evaluations with 95% bootstrap intervals (PPO's seeds 100-101 as the scale, as ../sound_default).
+
+    python benchmarks/swap/diagnosis/lambda_rule.py 100 101 104
+"""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from rliable import metrics
+
+from sb3_gpg_bench.suite_report import _bootstrap
+
+HERE = Path(__file__).parent
+SOUND = HERE.parent / "sound_default"
+_spec = importlib.util.spec_from_file_location("sound_rule", SOUND / "rule.py")
+assert _spec is not None and _spec.loader is not None
+sound_rule = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sound_rule)
+
+UNSET = ("Ant-v5", "Pusher-v5")  # the entries that leave gae_lambda at its default
+CANDIDATE, NEW = "gpg_swap_lambda0.95", sound_rule.NEW
+
+
+def main() -> None:
+    seeds = [int(seed) for seed in sys.argv[1:]] or [100, 101]
+    random = json.loads((sound_rule.PREVIOUS / "random_scores.json").read_text())
+    tasks = sorted({p.name.split("__")[0] for p in (SOUND / "runs").iterdir()})
+    rows = ["| task | PPO (seeds 100-101) | sound default | lambda 0.95 | difference | spread | verdict |", "|---" * 7 + "|"]
+    normalised: dict[str, list[list[float]]] = {NEW: [], CANDIDATE: []}
+    verdicts: dict[str, list[str]] = {}
+    for task in tasks:
+        candidate_root, candidate_setting = (HERE, CANDIDATE) if task in UNSET else (SOUND, NEW)
+        folders = [sound_rule.run(SOUND, task, NEW, seed) for seed in seeds]
+        folders += [sound_rule.run(candidate_root, task, candidate_setting, seed) for seed in seeds]
+        if not all((folder / "meta.json").exists() for folder in folders):
+            continue
+        sound = np.array([sound_rule.final(folder, 0) for folder in folders[: len(seeds)]])
+        candidate = np.array([sound_rule.final(folder, 0) for folder in folders[len(seeds) :]])
+        ppo = np.array([sound_rule.final(sound_rule.run(sound_rule.PREVIOUS, task, "ppo", seed), 0) for seed in (100, 101)])
+        spread = max(sound.std(), candidate.std())
+        difference = candidate.mean() - sound.mean()
+        verdict = "behind" if difference < -spread else ("ahead" if difference > spread else "level")
+        verdicts.setdefault(verdict, []).append(task)
+        rows.append(
+            f"| {task} | {ppo.mean():.1f} | {sound.mean():.1f} ± {sound.std():.1f} | {candidate.mean():.1f} ± "
+            f"{candidate.std():.1f} | {difference:+.1f} | {spread:.1f} | {verdict} |"
+        )
+        floor, scale = random[task]["mean"], ppo.mean() - random[task]["mean"]
+        if scale > 0:
+            normalised[NEW].append(list((sound - floor) / scale))
+            normalised[CANDIDATE].append(list((candidate - floor) / scale))
+    print("\n".join(rows))
+    print()
+    for verdict, names in sorted(verdicts.items()):
+        print(f"{verdict}: {len(names)} ({', '.join(names)})")
+    arrays = {name: np.array(values) for name, values in normalised.items()}
+    points, intervals = _bootstrap(arrays, lambda scores: np.array([metrics.aggregate_iqm(scores)]))
+    for name in (NEW, CANDIDATE):
+        low, high = intervals[name][:, 0]
+        print(f"IQM of PPO-normalised final evaluations, {name}: {points[name][0]:.2f} [{low:.2f}, {high:.2f}]")
+    print(f"tasks: {len(arrays[NEW])} with PPO above random; seeds: {seeds}")
+
+
+if __name__ == "__main__":
+    main()
