@@ -411,11 +411,14 @@ SWAP = [
     ),
     # a one-change run of the diagnosis: GAE's lambda at PPO's default 0.95 over the constructor's estimator, for the
     # tasks whose PPO entry leaves gae_lambda at its default (this would replace an entry's own)
-    Setting(
-        "gpg_swap_lambda0.95",
-        "gpg",
-        ("baseline:'auto'", "truncated_returns:None", "gae_lambda:0.95", f"callback:{ADVANTAGE_SIGNAL!r}"),
-        PPO_ENTRY,
+    *(
+        Setting(
+            f"gpg_swap_lambda{value}",
+            "gpg",
+            ("baseline:'auto'", "truncated_returns:None", f"gae_lambda:{value}", f"callback:{ADVANTAGE_SIGNAL!r}"),
+            PPO_ENTRY,
+        )
+        for value in ("0.95", "0.98")
     ),
     # the constructor's estimator made sound (the linear fit's features capped, its bootstrap cross-fitted, its
     # memory re-completing the cut returns): what a one-word swap gets since (the suite gives a PPO entry the paper's

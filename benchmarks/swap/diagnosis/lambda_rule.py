@@ -4,7 +4,8 @@ candidate's runs there are gpg_swap_lambda0.95's (this folder) and elsewhere the
 same under either default. Per task: the means, the larger std over the seeds, the verdict; then both IQMs of
 PPO-normalised final evaluations with 95% bootstrap intervals (PPO's seeds 100-101 as the scale, as ../sound_default).
 
-    python benchmarks/swap/diagnosis/lambda_rule.py 100 101 104
+    python benchmarks/swap/diagnosis/lambda_rule.py 100 101 104          # lambda 0.95
+    python benchmarks/swap/diagnosis/lambda_rule.py 0.98 100 101 104     # another lambda's runs
 """
 
 import importlib.util
@@ -25,18 +26,24 @@ sound_rule = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(sound_rule)
 
 UNSET = ("Ant-v5", "Pusher-v5")  # the entries that leave gae_lambda at its default
-CANDIDATE, NEW = "gpg_swap_lambda0.95", sound_rule.NEW
+NEW = sound_rule.NEW
 
 
 def main() -> None:
-    seeds = [int(seed) for seed in sys.argv[1:]] or [100, 101]
+    arguments = sys.argv[1:]
+    lam = arguments.pop(0) if arguments and "." in arguments[0] else "0.95"
+    candidate_name = f"gpg_swap_lambda{lam}"
+    seeds = [int(seed) for seed in arguments] or [100, 101]
     random = json.loads((sound_rule.PREVIOUS / "random_scores.json").read_text())
     tasks = sorted({p.name.split("__")[0] for p in (SOUND / "runs").iterdir()})
-    rows = ["| task | PPO (seeds 100-101) | sound default | lambda 0.95 | difference | spread | verdict |", "|---" * 7 + "|"]
-    normalised: dict[str, list[list[float]]] = {NEW: [], CANDIDATE: []}
+    rows = [
+        f"| task | PPO (seeds 100-101) | sound default | {candidate_name} | difference | spread | verdict |",
+        "|---" * 7 + "|",
+    ]
+    normalised: dict[str, list[list[float]]] = {NEW: [], candidate_name: []}
     verdicts: dict[str, list[str]] = {}
     for task in tasks:
-        candidate_root, candidate_setting = (HERE, CANDIDATE) if task in UNSET else (SOUND, NEW)
+        candidate_root, candidate_setting = (HERE, candidate_name) if task in UNSET else (SOUND, NEW)
         folders = [sound_rule.run(SOUND, task, NEW, seed) for seed in seeds]
         folders += [sound_rule.run(candidate_root, task, candidate_setting, seed) for seed in seeds]
         if not all((folder / "meta.json").exists() for folder in folders):
@@ -55,14 +62,14 @@ def main() -> None:
         floor, scale = random[task]["mean"], ppo.mean() - random[task]["mean"]
         if scale > 0:
             normalised[NEW].append(list((sound - floor) / scale))
-            normalised[CANDIDATE].append(list((candidate - floor) / scale))
+            normalised[candidate_name].append(list((candidate - floor) / scale))
     print("\n".join(rows))
     print()
     for verdict, names in sorted(verdicts.items()):
         print(f"{verdict}: {len(names)} ({', '.join(names)})")
     arrays = {name: np.array(values) for name, values in normalised.items()}
     points, intervals = _bootstrap(arrays, lambda scores: np.array([metrics.aggregate_iqm(scores)]))
-    for name in (NEW, CANDIDATE):
+    for name in (NEW, candidate_name):
         low, high = intervals[name][:, 0]
         print(f"IQM of PPO-normalised final evaluations, {name}: {points[name][0]:.2f} [{low:.2f}, {high:.2f}]")
     print(f"tasks: {len(arrays[NEW])} with PPO above random; seeds: {seeds}")
