@@ -409,8 +409,8 @@ SWAP = [
     Setting(
         "gpg_swap_signal", "gpg", ("baseline:'auto'", "truncated_returns:None", f"callback:{ADVANTAGE_SIGNAL!r}"), PPO_ENTRY
     ),
-    # a one-change run of the diagnosis: GAE's lambda at PPO's default 0.95 over the constructor's estimator, for the
-    # tasks whose PPO entry leaves gae_lambda at its default (this would replace an entry's own)
+    # one-change runs of the diagnosis: GAE's lambda at PPO's default 0.95, or at 0.98, over the constructor's estimator,
+    # for the tasks whose PPO entry leaves gae_lambda at its default (this would replace an entry's own)
     *(
         Setting(
             f"gpg_swap_lambda{value}",

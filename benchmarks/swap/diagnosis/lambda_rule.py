@@ -1,8 +1,9 @@
-"""Step 2 of lambda 0.95's rule (README.md): over the 17 tasks on the seeds given, GAE's lambda at PPO's 0.95 where the
-script names none against the sound default. Only Ant-v5's and Pusher-v5's entries leave gae_lambda unset, so the
-candidate's runs there are gpg_swap_lambda0.95's (this folder) and elsewhere the sound default's own, which train the
-same under either default. Per task: the means, the larger std over the seeds, the verdict; then both IQMs of
-PPO-normalised final evaluations with 95% bootstrap intervals (PPO's seeds 100-101 as the scale, as ../sound_default).
+"""The second step of the lambda candidates' rule (README.md): over the 17 tasks on the seeds given, GAE's lambda at a
+candidate value where the script names none against the sound default. Only Ant-v5's and Pusher-v5's entries leave
+gae_lambda unset, so the candidate's runs there are gpg_swap_lambda<value>'s (this folder) and elsewhere the sound
+default's own, which train the same under either default. Per task: the means, the larger std over the seeds, the
+verdict; then both IQMs of PPO-normalised final evaluations with 95% bootstrap intervals (PPO's seeds 100-101 as the
+scale, as ../sound_default), over the tasks the sound default has run on every seed given.
 
     python benchmarks/swap/diagnosis/lambda_rule.py 100 101 104          # lambda 0.95
     python benchmarks/swap/diagnosis/lambda_rule.py 0.98 100 101 104     # another lambda's runs
@@ -46,7 +47,10 @@ def main() -> None:
         candidate_root, candidate_setting = (HERE, candidate_name) if task in UNSET else (SOUND, NEW)
         folders = [sound_rule.run(SOUND, task, NEW, seed) for seed in seeds]
         folders += [sound_rule.run(candidate_root, task, candidate_setting, seed) for seed in seeds]
-        if not all((folder / "meta.json").exists() for folder in folders):
+        missing = [folder.name for folder in folders if not (folder / "meta.json").exists()]
+        if task in UNSET and any(candidate_name in name for name in missing):
+            sys.exit(f"{task}: the candidate's runs {missing} are missing; the rule cannot be read without them")
+        if missing:
             continue
         sound = np.array([sound_rule.final(folder, 0) for folder in folders[: len(seeds)]])
         candidate = np.array([sound_rule.final(folder, 0) for folder in folders[len(seeds) :]])
