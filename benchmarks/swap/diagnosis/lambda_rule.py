@@ -15,9 +15,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from rliable import metrics
-
-from sb3_gpg_bench.suite_report import _bootstrap
 
 HERE = Path(__file__).parent
 SOUND = HERE.parent / "sound_default"
@@ -57,26 +54,13 @@ def main() -> None:
         ppo = np.array([sound_rule.final(sound_rule.run(sound_rule.PREVIOUS, task, "ppo", seed), 0) for seed in (100, 101)])
         spread = max(sound.std(), candidate.std())
         difference = candidate.mean() - sound.mean()
-        verdict = "behind" if difference < -spread else ("ahead" if difference > spread else "level")
-        verdicts.setdefault(verdict, []).append(task)
+        verdict = sound_rule.judge(task, difference, spread, verdicts)
         rows.append(
             f"| {task} | {ppo.mean():.1f} | {sound.mean():.1f} ± {sound.std():.1f} | {candidate.mean():.1f} ± "
             f"{candidate.std():.1f} | {difference:+.1f} | {spread:.1f} | {verdict} |"
         )
-        floor, scale = random[task]["mean"], ppo.mean() - random[task]["mean"]
-        if scale > 0:
-            normalised[NEW].append(list((sound - floor) / scale))
-            normalised[candidate_name].append(list((candidate - floor) / scale))
-    print("\n".join(rows))
-    print()
-    for verdict, names in sorted(verdicts.items()):
-        print(f"{verdict}: {len(names)} ({', '.join(names)})")
-    arrays = {name: np.array(values) for name, values in normalised.items()}
-    points, intervals = _bootstrap(arrays, lambda scores: np.array([metrics.aggregate_iqm(scores)]))
-    for name in (NEW, candidate_name):
-        low, high = intervals[name][:, 0]
-        print(f"IQM of PPO-normalised final evaluations, {name}: {points[name][0]:.2f} [{low:.2f}, {high:.2f}]")
-    print(f"tasks: {len(arrays[NEW])} with PPO above random; seeds: {seeds}")
+        sound_rule.normalise(normalised, random[task]["mean"], ppo, {NEW: sound, candidate_name: candidate})
+    sound_rule.summarise(rows, verdicts, normalised, seeds)
 
 
 if __name__ == "__main__":

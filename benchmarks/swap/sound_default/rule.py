@@ -33,6 +33,37 @@ def run(root: Path, task: str, setting: str, seed: int) -> Path:
     return root / "runs" / f"{task}__{setting}__seed{seed}"
 
 
+def judge(task: str, difference: float, spread: float, verdicts: dict[str, list[str]]) -> str:
+    """The rule's verdict on a task (behind or ahead by more than the spread, else level), recorded in ``verdicts``."""
+    verdict = "behind" if difference < -spread else ("ahead" if difference > spread else "level")
+    verdicts.setdefault(verdict, []).append(task)
+    return verdict
+
+
+def normalise(normalised: dict[str, list[list[float]]], floor: float, ppo: np.ndarray, scores: dict[str, np.ndarray]) -> None:
+    """Append each setting's scores as fractions of PPO's mean over random play's (tasks where PPO beats random)."""
+    scale = ppo.mean() - floor
+    if scale > 0:
+        for name, values in scores.items():
+            normalised[name].append(list((values - floor) / scale))
+
+
+def summarise(
+    rows: list[str], verdicts: dict[str, list[str]], normalised: dict[str, list[list[float]]], seeds: list[int]
+) -> None:
+    """Print the table, the verdicts and each setting's IQM of PPO-normalised scores with its bootstrap interval."""
+    print("\n".join(rows))
+    print()
+    for verdict, names in sorted(verdicts.items()):
+        print(f"{verdict}: {len(names)} ({', '.join(names)})")
+    arrays = {name: np.array(values) for name, values in normalised.items()}
+    points, intervals = _bootstrap(arrays, lambda scores: np.array([metrics.aggregate_iqm(scores)]))
+    for name in arrays:
+        low, high = intervals[name][:, 0]
+        print(f"IQM of PPO-normalised final evaluations, {name}: {points[name][0]:.2f} [{low:.2f}, {high:.2f}]")
+    print(f"tasks: {len(next(iter(arrays.values())))} with PPO above random; seeds: {seeds}")
+
+
 def main() -> None:
     seeds = [int(seed) for seed in sys.argv[1:]] or [100]
     random = json.loads((PREVIOUS / "random_scores.json").read_text())
@@ -53,26 +84,13 @@ def main() -> None:
         ppo = np.array([final(run(PREVIOUS, task, "ppo", seed), 0) for seed in (100, 101)])
         spread = max(new.std(), old.std()) if len(seeds) > 1 else six.std()
         difference = new.mean() - old.mean()
-        verdict = "behind" if difference < -spread else ("ahead" if difference > spread else "level")
-        verdicts.setdefault(verdict, []).append(task)
+        verdict = judge(task, difference, spread, verdicts)
         rows.append(
             f"| {task} | {ppo.mean():.1f} | {old.mean():.1f} | {six.mean():.1f} ± {six.std():.1f} | {new.mean():.1f} "
             f"| {difference:+.1f} | {spread:.1f} | {verdict} |"
         )
-        floor, scale = random[task]["mean"], ppo.mean() - random[task]["mean"]
-        if scale > 0:
-            normalised[NEW].append(list((new - floor) / scale))
-            normalised[OLD].append(list((old - floor) / scale))
-    print("\n".join(rows))
-    print()
-    for verdict, names in sorted(verdicts.items()):
-        print(f"{verdict}: {len(names)} ({', '.join(names)})")
-    arrays = {name: np.array(values) for name, values in normalised.items()}
-    points, intervals = _bootstrap(arrays, lambda scores: np.array([metrics.aggregate_iqm(scores)]))
-    for name in (NEW, OLD):
-        low, high = intervals[name][:, 0]
-        print(f"IQM of PPO-normalised final evaluations, {name}: {points[name][0]:.2f} [{low:.2f}, {high:.2f}]")
-    print(f"tasks: {len(arrays[NEW])} with PPO above random; seeds: {seeds}")
+        normalise(normalised, random[task]["mean"], ppo, {NEW: new, OLD: old})
+    summarise(rows, verdicts, normalised, seeds)
     print()
     print(
         "| task | held-out explained variance, mean over each quarter of training | lowest quarter | its median over "
