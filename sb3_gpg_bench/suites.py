@@ -427,6 +427,9 @@ SWAP = [
     # the same arguments on the code of branch cap_rollout: the memory capped at the current rollout's samples rather
     # than the fold's share of them (benchmarks/swap/memory_cap)
     Setting("gpg_swap_cap_rollout", "gpg", ("baseline:'auto'", "truncated_returns:None"), PPO_ENTRY),
+    # the same arguments on the code of branch no_cap: the remembered rollouts weighed by recency alone, not capped
+    # (benchmarks/swap/memory_cap)
+    Setting("gpg_swap_no_cap", "gpg", ("baseline:'auto'", "truncated_returns:None"), PPO_ENTRY),
     # with the memory: a rollout of long episodes holds too few trajectories to fit the baseline on alone
     Setting(
         "gpg_swap_memory_logstd-1",
