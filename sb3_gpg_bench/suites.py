@@ -430,6 +430,9 @@ SWAP = [
     # the same arguments on the code of branch no_cap: the remembered rollouts weighed by recency alone, not capped
     # (benchmarks/swap/memory_cap)
     Setting("gpg_swap_no_cap", "gpg", ("baseline:'auto'", "truncated_returns:None"), PPO_ENTRY),
+    # the swap with a baseline that ranks nearby states (the mean return of the nearest samples of other trajectories):
+    # the diagnosis's test of the linear baseline's differences between states (benchmarks/swap/diagnosis)
+    Setting("gpg_swap_knn", "gpg", ("baseline:'knn'", "truncated_returns:None"), PPO_ENTRY),
     # with the memory: a rollout of long episodes holds too few trajectories to fit the baseline on alone
     Setting(
         "gpg_swap_memory_logstd-1",
