@@ -370,6 +370,9 @@ ZOO_TUNING += [
 SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'",))]
 # The base of a setting that runs rl_zoo3's PPO entry for the task with another algorithm: a user's one-word swap
 PPO_ENTRY = "rl_zoo3_ppo"
+# The constructor's estimator named as the suite must name it: a PPO entry names none, and the suite gives such an
+# entry the paper's estimator otherwise
+CONSTRUCTOR_ESTIMATOR = ("baseline:'auto'", "truncated_returns:None")
 RETURNS_EXPLAINED = "sb3_gpg_bench.critic_variants.ReturnsExplained"
 ADVANTAGE_SIGNAL = "sb3_gpg_bench.critic_variants.AdvantageSignal"
 # The one-word swap: GPG with PPO's entry and the constructor's estimator defaults, and with the linear baseline
@@ -406,16 +409,14 @@ SWAP = [
     # both with what sets how far an update moves the policy's noise (critic_variants.AdvantageSignal): the swap's
     # diagnosis's next runs
     Setting("ppo_signal", "ppo", (f"callback:[{RETURNS_EXPLAINED!r},{ADVANTAGE_SIGNAL!r}]",)),
-    Setting(
-        "gpg_swap_signal", "gpg", ("baseline:'auto'", "truncated_returns:None", f"callback:{ADVANTAGE_SIGNAL!r}"), PPO_ENTRY
-    ),
+    Setting("gpg_swap_signal", "gpg", (*CONSTRUCTOR_ESTIMATOR, f"callback:{ADVANTAGE_SIGNAL!r}"), PPO_ENTRY),
     # one-change runs of the diagnosis: GAE's lambda at PPO's default 0.95, or at 0.98, over the constructor's estimator,
     # for the tasks whose PPO entry leaves gae_lambda at its default (this would replace an entry's own)
     *(
         Setting(
             f"gpg_swap_lambda{value}",
             "gpg",
-            ("baseline:'auto'", "truncated_returns:None", f"gae_lambda:{value}", f"callback:{ADVANTAGE_SIGNAL!r}"),
+            (*CONSTRUCTOR_ESTIMATOR, f"gae_lambda:{value}", f"callback:{ADVANTAGE_SIGNAL!r}"),
             PPO_ENTRY,
         )
         for value in ("0.95", "0.98")
@@ -423,13 +424,13 @@ SWAP = [
     # the constructor's estimator made sound (the linear fit's features capped, its bootstrap cross-fitted, its
     # memory re-completing the cut returns): what a one-word swap gets since (the suite gives a PPO entry the paper's
     # estimator where it names none, as gpg_swap's runs had it: the constructor's defaults are named here)
-    Setting("gpg_swap_sound", "gpg", ("baseline:'auto'", "truncated_returns:None"), PPO_ENTRY),
+    Setting("gpg_swap_sound", "gpg", CONSTRUCTOR_ESTIMATOR, PPO_ENTRY),
     # the same arguments on the code of branch cap_rollout: the memory capped at the current rollout's samples rather
     # than the fold's share of them (benchmarks/swap/memory_cap)
-    Setting("gpg_swap_cap_rollout", "gpg", ("baseline:'auto'", "truncated_returns:None"), PPO_ENTRY),
+    Setting("gpg_swap_cap_rollout", "gpg", CONSTRUCTOR_ESTIMATOR, PPO_ENTRY),
     # the same arguments on the code of branch no_cap: the remembered rollouts weighed by recency alone, not capped
     # (benchmarks/swap/memory_cap)
-    Setting("gpg_swap_no_cap", "gpg", ("baseline:'auto'", "truncated_returns:None"), PPO_ENTRY),
+    Setting("gpg_swap_no_cap", "gpg", CONSTRUCTOR_ESTIMATOR, PPO_ENTRY),
     # the swap with a baseline that ranks nearby states (the mean return of the nearest samples of other trajectories):
     # the diagnosis's test of the linear baseline's differences between states (benchmarks/swap/diagnosis)
     Setting("gpg_swap_knn", "gpg", ("baseline:'knn'", "truncated_returns:None"), PPO_ENTRY),
