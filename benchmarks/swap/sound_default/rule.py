@@ -6,6 +6,7 @@ sound default's held-out explained variance (train/baseline_explained_variance) 
 mean (the target's) and its median (robust to the rollouts of one env whose returns barely vary: ev_pooled.py).
 
     python benchmarks/swap/sound_default/rule.py 100          # the seeds the sound default has run
+    python benchmarks/swap/sound_default/rule.py --guide 100 101 104 105    # the swap guide's table (docs/guide/swap_ppo.rst)
 """
 
 import json
@@ -64,7 +65,29 @@ def summarise(
     print(f"tasks: {len(next(iter(arrays.values())))} with PPO above random; seeds: {seeds}")
 
 
+def guide(seeds: list[int]) -> None:
+    """Print the swap guide's table: each task's final evaluation, mean ± std over seeds, for PPO, the previous default
+    and the sound default (its seeds ``seeds``), as a reStructuredText simple table."""
+    header = ["task", "PPO", "GPG, previous default", "GPG, current default"]
+    rows = []
+    for task in sorted({p.name.split("__")[0] for p in (HERE / "runs").iterdir() if p.name.split("__")[1] == NEW}):
+        columns = [(PREVIOUS, "ppo", (100, 101)), (PREVIOUS, OLD, SIX_SEEDS), (HERE, NEW, tuple(seeds))]
+        cells = [task]
+        for root, setting, its_seeds in columns:
+            values = np.array([final(run(root, task, setting, seed), 0) for seed in its_seeds])
+            cells.append(f"{values.mean():.1f} ± {values.std():.1f}")
+        rows.append(cells)
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    rule = "  ".join("=" * width for width in widths)
+    lines = [rule, "  ".join(cell.ljust(width) for cell, width in zip(header, widths, strict=True)).rstrip(), rule]
+    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    print("\n".join([*lines, rule]))
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--guide"]:
+        guide([int(seed) for seed in sys.argv[2:]])
+        return
     seeds = [int(seed) for seed in sys.argv[1:]] or [100]
     random = json.loads((PREVIOUS / "random_scores.json").read_text())
     tasks = sorted({p.name.split("__")[0] for p in (HERE / "runs").iterdir() if p.name.split("__")[1] == NEW})
