@@ -4,17 +4,18 @@ one explanation, a critic that starts above the returns (SB3 initialises the val
 return is negative, so the states a policy has visited least keep the highest values, and the advantages push towards
 them). PPO with rl_zoo3's entry (VecNormalize included) is trained with its value head's output bias set to each level
 given, and the one-word swap (GPG with the same entry) beside it; per run, the first training step at which an episode
-ends before the time limit (the goal reached), within a budget. Tuning seeds only.
+ends by reaching the goal (terminated, not cut by the time limit), within a budget, and for PPO the mean of its
+critic's values over its last rollout (where a run that never reaches the goal settles). Tuning seeds only; the arms
+of each call are merged into the task's saved runs.
 
-    python benchmarks/swap/diagnosis/sparse_optimism.py --env MountainCar-v0 --biases 0 -3 -4 -6 -10
-    python benchmarks/swap/diagnosis/sparse_optimism.py --env Acrobot-v1 --biases 0 -3 -6 -10
+    python benchmarks/swap/diagnosis/sparse_optimism.py --env MountainCar-v0 --biases 2 0 -3 -4 -6 -10
+    python benchmarks/swap/diagnosis/sparse_optimism.py --env Acrobot-v1 --biases 2 0 -3 -6 -10
 """
 
 import argparse
 import json
 from pathlib import Path
 
-import gymnasium as gym
 import numpy as np
 import torch
 from stable_baselines3 import PPO
@@ -27,25 +28,39 @@ from sb3_gpg_bench.suite import zoo_entry
 
 OUT = Path(__file__).parent / "sparse_optimism"
 PPO_KEYS = ("n_steps", "batch_size", "gae_lambda", "gamma", "n_epochs", "ent_coef", "learning_rate", "clip_range")
+# the entry's keys that are not PPO's arguments, handled here
+SETUP_KEYS = ("normalize", "n_envs", "n_timesteps", "policy")
 
 
 class FirstGoal(BaseCallback):
-    """Stops training at the first episode that ends before the time limit and records its step."""
+    """Stops training at the first episode that reaches the goal (ends without the time limit's cut): its step."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.limit, self.step = limit, None
+        self.step: int | None = None
 
     def _on_step(self) -> bool:
-        if any(info.get("episode", {}).get("l", self.limit) < self.limit for info in self.locals["infos"]):
+        # SB3's VecEnvs mark an episode cut by the time limit (and not terminated) with TimeLimit.truncated
+        if any("episode" in info and not info.get("TimeLimit.truncated", False) for info in self.locals["infos"]):
             self.step = self.num_timesteps
             return False
         return True
 
 
-def first_goal(env_id: str, algo: str, bias: float | None, seed: int, budget: int) -> int | None:
-    """:return: the first step at which an episode reaches the goal, or None within ``budget``"""
+def first_goal(env_id: str, algo: str, bias: float | None, seed: int, budget: int) -> tuple[int | None, float | None]:
+    """
+    :param env_id: a task of rl_zoo3's ``ppo.yml`` whose entry has no key but ``PPO_KEYS`` and ``SETUP_KEYS``
+    :param algo: ``"ppo"`` or ``"gpg"``
+    :param bias: the value head's initial output (PPO), or None for SB3's initialisation
+    :param seed: the run's seed
+    :param budget: the steps at most
+    :return: the first step at which an episode reaches the goal (None within ``budget``), and PPO's mean value over
+        its last rollout (None for GPG)
+    """
     entry = zoo_entry("ppo", env_id)[0]
+    unhandled = set(entry) - set(PPO_KEYS) - set(SETUP_KEYS)
+    if unhandled or not isinstance(entry.get("normalize", False), bool):
+        raise ValueError(f"{env_id}'s entry has settings this script does not pass on: {sorted(unhandled)} {entry}")
     env = make_vec_env(env_id, n_envs=entry["n_envs"], seed=seed)
     if entry.get("normalize"):
         env = VecNormalize(env, gamma=entry.get("gamma", 0.99))
@@ -54,30 +69,38 @@ def first_goal(env_id: str, algo: str, bias: float | None, seed: int, budget: in
     if bias is not None:
         with torch.no_grad():
             model.policy.value_net.bias.fill_(bias)
-    callback = FirstGoal(gym.spec(env_id).max_episode_steps)
+    callback = FirstGoal()
     model.learn(budget, callback=callback)
-    return callback.step
+    level = float(model.rollout_buffer.values.mean()) if algo == "ppo" else None
+    return callback.step, level
 
 
 def report(env_id: str) -> str:
-    """:return: the table of ``sparse_optimism/<env_id>.json``'s runs, with each arm's median first goal"""
+    """
+    :param env_id: the task
+    :return: the table of ``sparse_optimism/<env_id>.json``'s runs, with each arm's median first goal
+    """
     saved = json.loads((OUT / f"{env_id}.json").read_text())
     args, results = saved["args"], saved["first_goal"]
     rows = [
         f"{env_id}, rl_zoo3's PPO entry, seeds {', '.join(map(str, args['seeds']))}, {args['budget']:,} steps at most",
         "",
         "| algorithm | value head's initial output | runs reaching the goal | median first goal "
-        "| first goal, steps (per seed) |",
-        "|---|---|---|---|---|",
+        "| first goal, steps (per seed) | critic's mean value, last rollout, runs never reaching the goal |",
+        "|---|---|---|---|---|---|",
     ]
-    for name, steps in results.items():
+    # PPO's arms from the highest initial output down, then the swap's
+    for name in sorted(results, key=lambda name: (name.startswith("gpg"), -float(name.split(" ")[1].replace("None", "0")))):
+        steps, levels = results[name], saved.get("levels", {}).get(name) or [None] * len(results[name])
         algo, bias = name.split(" ")
         label, level = ("PPO", f"{float(bias):+g}") if algo == "ppo" else ("GPG (the swap)", "")
         reached = [step for step in steps if step is not None]
         median = np.median([np.inf if step is None else step for step in steps])
         shown = ", ".join("never" if step is None else f"{step:,}" for step in steps)
         median_shown = "never" if np.isinf(median) else f"{median:,.0f}"
-        rows.append(f"| {label} | {level} | {len(reached)} of {len(steps)} | {median_shown} | {shown} |")
+        settled = [value for step, value in zip(steps, levels, strict=True) if step is None]
+        settled_shown = f"{np.mean(settled):.2f} ({len(settled)})" if settled and None not in settled else ""
+        rows.append(f"| {label} | {level} | {len(reached)} of {len(steps)} | {median_shown} | {shown} | {settled_shown} |")
     return "\n".join(rows) + "\n"
 
 
@@ -87,18 +110,24 @@ def main() -> None:
     parser.add_argument("--biases", nargs="+", type=float, default=[0.0, -3.0, -4.0, -6.0, -10.0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[100, 101, 102, 103, 104, 105])
     parser.add_argument("--budget", type=int, default=100_000)
+    parser.add_argument("--no-gpg", action="store_true", help="PPO's arms only")
     parser.add_argument("--report", action="store_true", help="only rewrite the table from the saved runs")
     args = parser.parse_args()
     if not args.report:
         torch.set_num_threads(1)
-        arms = [("ppo", bias) for bias in args.biases] + [("gpg", None)]
-        results = {}
+        arms = [("ppo", bias) for bias in args.biases] + ([] if args.no_gpg else [("gpg", None)])
+        path = OUT / f"{args.env}.json"
+        saved = json.loads(path.read_text()) if path.exists() else {"args": {}, "first_goal": {}, "levels": {}}
+        if saved["args"] and (saved["args"]["seeds"], saved["args"]["budget"]) != (args.seeds, args.budget):
+            raise ValueError(f"{path} holds runs of other seeds or budget: {saved['args']}")
+        saved["args"] = {"seeds": args.seeds, "budget": args.budget}
         for algo, bias in arms:
-            results[f"{algo} {bias}"] = [first_goal(args.env, algo, bias, seed, args.budget) for seed in args.seeds]
-            print(algo, bias, results[f"{algo} {bias}"], flush=True)
+            name = f"{algo} {bias}"
+            runs = [first_goal(args.env, algo, bias, seed, args.budget) for seed in args.seeds]
+            saved["first_goal"][name], saved.setdefault("levels", {})[name] = [step for step, _ in runs], [v for _, v in runs]
+            print(name, runs, flush=True)
         OUT.mkdir(exist_ok=True)
-        saved = {"args": {key: value for key, value in vars(args).items() if key != "report"}, "first_goal": results}
-        (OUT / f"{args.env}.json").write_text(json.dumps(saved, indent=1) + "\n")
+        path.write_text(json.dumps(saved, indent=1) + "\n")
     table = report(args.env)
     (OUT / f"{args.env}.md").write_text(table)
     print(table)

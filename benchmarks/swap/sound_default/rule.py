@@ -66,8 +66,12 @@ def summarise(
 
 
 def guide(seeds: list[int]) -> None:
-    """Print the swap guide's table: each task's final evaluation, mean ± std over seeds, for PPO, the previous default
-    and the sound default (its seeds ``seeds``), as a reStructuredText simple table."""
+    """
+    Print the swap guide's table: each task's final evaluation, mean ± std over seeds, for PPO (seeds 100-101), the
+    previous default (its six seeds) and the sound default, as a reStructuredText simple table.
+
+    :param seeds: the sound default's seeds
+    """
     header = ["task", "PPO", "GPG, previous default", "GPG, current default"]
     rows = []
     for task in sorted({p.name.split("__")[0] for p in (HERE / "runs").iterdir() if p.name.split("__")[1] == NEW}):
