@@ -89,9 +89,14 @@ def report(env_id: str) -> str:
         "| first goal, steps (per seed) | critic's mean value, last rollout, runs never reaching the goal |",
         "|---|---|---|---|---|---|",
     ]
-    # PPO's arms from the highest initial output down, then the swap's
-    for name in sorted(results, key=lambda name: (name.startswith("gpg"), -float(name.split(" ")[1].replace("None", "0")))):
-        steps, levels = results[name], saved.get("levels", {}).get(name) or [None] * len(results[name])
+
+    def order(name: str) -> tuple[bool, float]:
+        # PPO's arms from the highest initial output down, then the swap's
+        algo, bias = name.split(" ")
+        return algo == "gpg", -float(bias) if algo == "ppo" else 0.0
+
+    for name in sorted(results, key=order):
+        steps, levels = results[name], saved["levels"][name]
         algo, bias = name.split(" ")
         label, level = ("PPO", f"{float(bias):+g}") if algo == "ppo" else ("GPG (the swap)", "")
         reached = [step for step in steps if step is not None]
@@ -110,12 +115,11 @@ def main() -> None:
     parser.add_argument("--biases", nargs="+", type=float, default=[0.0, -3.0, -4.0, -6.0, -10.0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[100, 101, 102, 103, 104, 105])
     parser.add_argument("--budget", type=int, default=100_000)
-    parser.add_argument("--no-gpg", action="store_true", help="PPO's arms only")
     parser.add_argument("--report", action="store_true", help="only rewrite the table from the saved runs")
     args = parser.parse_args()
     if not args.report:
         torch.set_num_threads(1)
-        arms = [("ppo", bias) for bias in args.biases] + ([] if args.no_gpg else [("gpg", None)])
+        arms = [("ppo", bias) for bias in args.biases] + [("gpg", None)]
         path = OUT / f"{args.env}.json"
         saved = json.loads(path.read_text()) if path.exists() else {"args": {}, "first_goal": {}, "levels": {}}
         if saved["args"] and (saved["args"]["seeds"], saved["args"]["budget"]) != (args.seeds, args.budget):
@@ -124,7 +128,7 @@ def main() -> None:
         for algo, bias in arms:
             name = f"{algo} {bias}"
             runs = [first_goal(args.env, algo, bias, seed, args.budget) for seed in args.seeds]
-            saved["first_goal"][name], saved.setdefault("levels", {})[name] = [step for step, _ in runs], [v for _, v in runs]
+            saved["first_goal"][name], saved["levels"][name] = [step for step, _ in runs], [v for _, v in runs]
             print(name, runs, flush=True)
         OUT.mkdir(exist_ok=True)
         path.write_text(json.dumps(saved, indent=1) + "\n")

@@ -65,6 +65,11 @@ def summarise(
     print(f"tasks: {len(next(iter(arrays.values())))} with PPO above random; seeds: {seeds}")
 
 
+def tasks() -> list[str]:
+    """:return: the tasks the sound default has runs of"""
+    return sorted({p.name.split("__")[0] for p in (HERE / "runs").iterdir() if p.name.split("__")[1] == NEW})
+
+
 def guide(seeds: list[int]) -> None:
     """
     Print the swap guide's table: each task's final evaluation, mean ± std over seeds, for PPO (seeds 100-101), the
@@ -73,9 +78,9 @@ def guide(seeds: list[int]) -> None:
     :param seeds: the sound default's seeds
     """
     header = ["task", "PPO", "GPG, previous default", "GPG, current default"]
+    columns = [(PREVIOUS, "ppo", (100, 101)), (PREVIOUS, OLD, SIX_SEEDS), (HERE, NEW, tuple(seeds))]
     rows = []
-    for task in sorted({p.name.split("__")[0] for p in (HERE / "runs").iterdir() if p.name.split("__")[1] == NEW}):
-        columns = [(PREVIOUS, "ppo", (100, 101)), (PREVIOUS, OLD, SIX_SEEDS), (HERE, NEW, tuple(seeds))]
+    for task in tasks():
         cells = [task]
         for root, setting, its_seeds in columns:
             values = np.array([final(run(root, task, setting, seed), 0) for seed in its_seeds])
@@ -94,7 +99,6 @@ def main() -> None:
         return
     seeds = [int(seed) for seed in sys.argv[1:]] or [100]
     random = json.loads((PREVIOUS / "random_scores.json").read_text())
-    tasks = sorted({p.name.split("__")[0] for p in (HERE / "runs").iterdir() if p.name.split("__")[1] == NEW})
     rows = [
         "| task | PPO (seeds 100-101) | previous default, same seeds | previous default, six seeds | sound default "
         "| difference | spread | verdict |",
@@ -102,7 +106,7 @@ def main() -> None:
     ]
     normalised: dict[str, list[list[float]]] = {NEW: [], OLD: []}
     verdicts: dict[str, list[str]] = {}
-    for task in tasks:
+    for task in tasks():
         if not all((run(HERE, task, NEW, seed) / "meta.json").exists() for seed in seeds):
             continue
         new = np.array([final(run(HERE, task, NEW, seed), 0) for seed in seeds])
@@ -124,7 +128,7 @@ def main() -> None:
         "each quarter | lowest quarter |"
     )
     print("|---|---|---|---|---|")
-    for task in tasks:
+    for task in tasks():
         quarters: dict[str, list[list[float]]] = {"mean": [], "median": []}
         for seed in seeds:
             logged = read_training_log(run(HERE, task, NEW, seed)).get("train/baseline_explained_variance", [])
