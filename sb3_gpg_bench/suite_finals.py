@@ -110,5 +110,6 @@ def disclosure(
                     seeds = ", ".join(map(str, sorted(runs))) or "none finished"
                     lines.append(f"  - Earlier, seeds {seeds}, {why}: {summaries.get((env_id, why), 'not found')}.")
     if earliest_summary:
-        lines += ["", f"Counting each of these tasks' earliest final runs instead: {earliest_summary}"]
+        # the same tasks and intervals as the aggregate above it: only the scores differ
+        lines += ["", f"Counting each task's earliest final runs instead: {earliest_summary.split(': ', 1)[1]}"]
     return "\n".join(lines) + "\n"

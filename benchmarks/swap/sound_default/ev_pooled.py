@@ -8,6 +8,7 @@ training: the mean of the per-rollout values (what the rule script reads), the e
 quarter's rollouts, and how much of the returns' pooled variance lies within rollouts.
 
     python benchmarks/swap/sound_default/ev_pooled.py run --envs MountainCarContinuous-v0 HalfCheetah-v5
+    python benchmarks/swap/sound_default/ev_pooled.py run --envs InvertedDoublePendulum-v5 --seed 105 --budget 1000000
     python benchmarks/swap/sound_default/ev_pooled.py report
 """
 
@@ -30,7 +31,7 @@ CALLBACK = "callback:'sb3_gpg_bench.critic_variants.HeldOutResiduals'"
 QUARTERS = 4
 
 
-def run(env_id: str, seed: int) -> None:
+def run(env_id: str, seed: int, budget: int | None) -> None:
     suite = SUITES["swap"]
     setting = next(setting for setting in suite.settings if setting.name == SETTING)
     traced = Setting(setting.name, setting.algo, (*setting.params, CALLBACK), setting.base)
@@ -38,7 +39,7 @@ def run(env_id: str, seed: int) -> None:
     records = OUT / f"{env_id}__seed{seed}.jsonl"
     records.unlink(missing_ok=True)
     os.environ["HELD_OUT_RESIDUALS"] = str(records)
-    files = train(Run(env_id, traced, seed), suite.eval_seed_offset, budget_of(env_id, None))
+    files = train(Run(env_id, traced, seed), suite.eval_seed_offset, budget_of(env_id, budget))
     (OUT / f"{env_id}__seed{seed}_evaluations.npz").write_bytes(files["evaluations.npz"])
     records.with_suffix(".jsonl.gz").write_bytes(gzip.compress(records.read_bytes(), mtime=0))
     records.unlink()
@@ -84,10 +85,11 @@ def main() -> None:
     parser.add_argument("command", choices=["run", "report"])
     parser.add_argument("--envs", nargs="+", default=["MountainCarContinuous-v0", "HalfCheetah-v5"])
     parser.add_argument("--seed", type=int, default=100)
+    parser.add_argument("--budget", type=int, help="the steps the committed run trained (its --budget), else RL Zoo's")
     args = parser.parse_args()
     if args.command == "run":
         for env_id in args.envs:
-            run(env_id, args.seed)
+            run(env_id, args.seed, args.budget)
     table = report()
     (OUT / "ev_pooled.md").write_text(table)
     sys.stdout.write(table)
