@@ -348,7 +348,8 @@ class ReferenceGPG:
                 complete = [sample for sample in train if sample.g == 0]
                 if complete or remembered:
                     completion = self.ranged_fit(complete, remembered, None, CANDIDATE_SIZES[0])
-        size = self.chosen_size(train, remembered, completion, n_features)
+        # the size is chosen only where the features include Fourier ones; without, they are fitted whole
+        size = self.chosen_size(train, remembered, completion, n_features) if self.baseline_kwargs["fourier"] else n_features
         fit = self.ranged_fit(train, remembered, completion, size)
         if completion is not None:
             for _ in range(VALUE_ITERATIONS):
