@@ -28,7 +28,7 @@ COARSER = {
 DEFAULT_KWARGS = {
     "bins": {},
     "linear": {"n_folds": 2, "ridge": 1e-3, "memory": 8, "recency": 0.8, "fourier": 256, "fourier_scale": None,
-               "fourier_seed": None},
+               "fourier_seed": None, "choose_size": True},
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }  # fmt: skip
 # The linear fit's sizes (its first features) chosen among, besides all of them; the first is the time's alone
@@ -73,8 +73,9 @@ class ReferenceGPG:
     :param gae_lambda: GAE's lambda over the baselines (1: Monte-Carlo advantages)
     :param baseline: "bins", "linear" or "knn"
     :param baseline_kwargs: given ones replace ``DEFAULT_KWARGS``: n_folds, ridge, memory, recency, fourier,
-        fourier_scale and fourier_seed (linear; a fourier_seed of None is 0: give a group buffer's the seed it drew),
-        n_neighbors and max_samples (knn: every ceil(n / max_samples)-th candidate is searched)
+        fourier_scale, fourier_seed (linear; a fourier_seed of None is 0: give a group buffer's the seed it drew) and
+        choose_size (linear: False fits all the features), n_neighbors and max_samples (knn: every
+        ceil(n / max_samples)-th candidate is searched)
     """
 
     def __init__(
@@ -348,8 +349,9 @@ class ReferenceGPG:
                 complete = [sample for sample in train if sample.g == 0]
                 if complete or remembered:
                     completion = self.ranged_fit(complete, remembered, None, CANDIDATE_SIZES[0])
-        # the size is chosen only where the features include Fourier ones; without, they are fitted whole
-        size = self.chosen_size(train, remembered, completion, n_features) if self.baseline_kwargs["fourier"] else n_features
+        size = n_features
+        if self.baseline_kwargs["choose_size"]:
+            size = self.chosen_size(train, remembered, completion, n_features)
         fit = self.ranged_fit(train, remembered, completion, size)
         if completion is not None:
             for _ in range(VALUE_ITERATIONS):

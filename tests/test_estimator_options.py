@@ -40,6 +40,14 @@ OPTIONS: list[dict[str, Any]] = [
     # here (test_state_aware checks the choice of neighbours on continuous observations)
     dict(binning="time", baseline="knn", baseline_kwargs=dict(n_neighbors=1024), gae_lambda=0.95, truncated_returns="mask"),
     dict(binning="universal", baseline="linear", truncated_returns="keep"),
+    # the fit on each rollout alone, on all its features
+    dict(
+        binning="time",
+        baseline="linear",
+        baseline_kwargs=dict(memory=0, fourier=0, choose_size=False),
+        gae_lambda=0.95,
+        truncated_returns="bootstrap",
+    ),
 ]
 
 

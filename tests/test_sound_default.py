@@ -225,10 +225,11 @@ def test_the_first_rollouts_fit_is_no_worse_out_of_fold_than_the_time_only_fit()
     assert np.median(default) >= np.median(time_only) - 0.05, (default, time_only)
 
 
-def test_the_one_rollout_fit_reads_the_observation_where_the_time_explains_the_returns():
+@pytest.mark.parametrize("choose_size", [True, False])
+def test_a_fit_not_choosing_its_size_reads_the_observation_where_the_time_explains_the_returns(choose_size):
     # Returns set by the episode time (fixed-length episodes, rewards 1 plus noise), observations noise: held-out halves
-    # score the time's features alone best, and a fit on them alone would give lambda-returns no view of the state.
-    # Without Fourier features the fit takes its features whole, so that other observations give other baselines
+    # score the time's features alone best on some folds, and a fit on them alone gives lambda-returns no view of the
+    # state there. With choose_size=False the fit takes its features whole: other observations give other baselines
     n_steps, n_envs, length = 64, 8, 16
     rng = np.random.default_rng(0)
     rewards = (1.0 + 0.1 * rng.normal(size=(n_steps, n_envs))).astype(np.float32)
@@ -241,14 +242,17 @@ def test_the_one_rollout_fit_reads_the_observation_where_the_time_explains_the_r
         observations = np.random.default_rng(obs_seed).normal(size=(n_steps + 1, n_envs, 3)).astype(np.float32)
         buffer = GroupRolloutBuffer(n_steps, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=1.0, gae_lambda=0.95,
                                     n_envs=n_envs, baseline="linear", truncated_returns="bootstrap",
-                                    baseline_kwargs={"memory": 0, "fourier": 0})  # fmt: skip
+                                    baseline_kwargs={"memory": 0, "fourier": 0, "choose_size": choose_size})  # fmt: skip
         for step in range(n_steps):
             buffer.add(observations[step], np.zeros((n_envs, 1)), rewards[step], starts[step], th.zeros(n_envs),
                        th.zeros(n_envs))  # fmt: skip
         buffer.compute_returns_and_advantage(th.zeros(n_envs), np.zeros(n_envs, dtype=bool), last_obs=observations[-1])
         baselines.append(buffer.values.copy())
     moved = np.abs(baselines[0] - baselines[1]) > 1e-6
-    assert moved.mean() > 0.9, f"{moved.mean():.0%} of the baselines read the observation"
+    if choose_size:  # the choice of the time's features alone on some folds: their baselines read no observation
+        assert moved.mean() < 0.9, f"{moved.mean():.0%} of the baselines read the observation"
+    else:
+        assert moved.mean() > 0.9, f"{moved.mean():.0%} of the baselines read the observation"
 
 
 def test_computing_a_rollouts_advantages_twice_gives_the_same_and_remembers_it_once():

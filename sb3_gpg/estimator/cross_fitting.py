@@ -20,11 +20,10 @@ import numpy as np
 from sb3_gpg.estimator.baseline_memory import BASE_FEATURES, VALUE_ITERATIONS, BaselineMemory, Equations, Fit, solve
 from sb3_gpg.estimator.fitted_baselines import knn_mean, standardise
 
-# The sizes of fit a fold chooses among where the features include random Fourier ones (its first columns: the time's,
-# then the observation's, then the Fourier features), by a fit on half its trajectories scored on the other half. The
-# features without them (the time's and the observation's, as rllab's linear baseline has them) are fitted whole: the
-# halves score long returns, which the state may barely explain where lambda-returns still need it (they read the
-# baseline as a critic), and choosing the time's alone there leaves the advantages blind to the state
+# The sizes of fit a fold chooses among (its first columns: the time's, then the observation's, then the Fourier
+# features), by a fit on half its trajectories scored on the other half, unless ``choose_size`` is False: the halves
+# score long returns, which the time may explain almost alone where lambda-returns, reading the baseline as a critic
+# over a few steps, still need the state
 CANDIDATE_SIZES = (BASE_FEATURES, 16, 64, 256)
 
 
@@ -179,7 +178,7 @@ def _linear_fold(
             # where to start: the other folds' complete returns, and the remembered rollouts' returns as far as they saw
             completion = _fit(samples, complete, _equations(samples, complete), remembered, None, ridge, BASE_FEATURES)
     size = samples.features.shape[1]
-    if kwargs["fourier"]:  # the features whole without Fourier ones (CANDIDATE_SIZES)
+    if kwargs["choose_size"]:
         size = _chosen_size(samples, train, halves, remembered, completion, ridge)
     fit = _fit(samples, train, current, remembered, completion, ridge, size)
     for _ in range(VALUE_ITERATIONS if completion is not None else 0):

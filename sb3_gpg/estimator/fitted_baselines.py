@@ -36,6 +36,7 @@ BASELINE_KWARGS: dict[str, dict[str, Any]] = {
         "fourier": 256,
         "fourier_scale": None,
         "fourier_seed": None,
+        "choose_size": True,
     },
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }
@@ -78,6 +79,8 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
     for name in ("ridge", "recency", "fourier_scale"):
         if kwargs.get(name) is not None:
             check_real(f"baseline_kwargs['{name}']", kwargs[name])
+    if not isinstance(kwargs.get("choose_size", True), bool):
+        raise ValueError(f"baseline_kwargs['choose_size'] must be True or False, got {kwargs['choose_size']!r}.")
     _check_ranges(kwargs)
     # Arguments of a part that is off would be ignored without a word (their defaults, written out, change nothing)
     # (fourier_seed also draws the projection of large observations: taken whatever fourier is)

@@ -66,8 +66,10 @@ class GroupOptions:
         (linear: the penalty per sample on a standardised coefficient), ``memory`` and ``recency`` (linear: the last
         ``memory`` rollouts enter the fit, the one k rollouts back weighing ``recency ** k``, together at most as much
         as the current rollout; ``baseline_memory``), ``fourier``, ``fourier_scale`` and ``fourier_seed`` (linear:
-        random Fourier features of the observation; None: a seed drawn from the model's), ``n_neighbors`` and
-        ``max_samples`` (knn). ``{"memory": 0, "fourier": 0}`` fits each rollout alone on rllab's features
+        random Fourier features of the observation; None: a seed drawn from the model's), ``choose_size`` (linear:
+        each fold chooses how many of the features it fits on held-out halves of its trajectories; False: all of
+        them), ``n_neighbors`` and ``max_samples`` (knn). ``{"memory": 0, "fourier": 0}`` fits each rollout alone on
+        rllab's features
     """
 
     binning: Binning = "time"
