@@ -40,6 +40,9 @@ from torch import nn
 
 from sb3_gpg.estimator.fitted_baselines import OBS_CLIP
 
+# the rollout's parts whose policy gradients ``AdvantageSignal`` compares
+AGREEMENT_PARTS = 8
+
 
 class RolloutEndCallback(BaseCallback):
     """An RL Zoo callback that acts once per rollout, in ``_on_rollout_end``, after the rollout's returns are computed."""
@@ -102,7 +105,8 @@ class AdvantageSignal(RolloutEndCallback):
     update normalises them per minibatch) and, for Box actions and observations, their correlation with each action's
     log-std score under the policy that took it, ``sum(((a - mean) / std) ** 2 - 1)`` over the action's dimensions
     (``diagnosis/advantage_logstd_corr``): the normalised advantages' pull on the policy's log std, positive where
-    noisier actions did better. Where it is near 0 the update leaves the noise as it is.
+    noisier actions did better. Where it is near 0 the update leaves the noise as it is. Beside it, how far the
+    samples agree on which way to move the action's mean (``diagnosis/mean_gradient_agreement``, ``_agreement``).
     """
 
     def _on_rollout_end(self) -> None:
@@ -123,6 +127,28 @@ class AdvantageSignal(RolloutEndCallback):
         spread = np.std(advantages) * np.std(score)
         correlation = float(np.mean((advantages - advantages.mean()) * (score - score.mean())) / spread) if spread > 0 else 0.0
         self.logger.record("diagnosis/advantage_logstd_corr", correlation)
+        self.logger.record("diagnosis/mean_gradient_agreement", self._agreement(observations, actions, advantages))
+
+    def _agreement(self, observations: th.Tensor, actions: th.Tensor, advantages: np.ndarray) -> float:
+        """
+        :return: the mean cosine between the gradients, over the policy's parameters but its log std, of the
+            normalised advantages' mean log-likelihood on disjoint random parts of the rollout: near 1 where the
+            samples agree on which way to move the action's mean, near 0 where they cancel
+        """
+        policy = self.on_policy_model.policy
+        parameters = [p for name, p in policy.named_parameters() if p.requires_grad and "log_std" not in name]
+        weights = th.as_tensor((advantages - advantages.mean()) / (advantages.std() + 1e-8), device=observations.device)
+        # a stream of its own, so that the training's random state is untouched
+        parts = np.array_split(np.random.default_rng(0).permutation(len(advantages)), AGREEMENT_PARTS)
+        gradients = []
+        for part in parts:
+            rows = th.as_tensor(part, device=observations.device)
+            log_prob = policy.get_distribution(observations[rows]).log_prob(actions[rows])
+            grads = th.autograd.grad((weights[rows] * log_prob).mean(), parameters, allow_unused=True)
+            gradients.append(th.cat([g.reshape(-1) for g in grads if g is not None]).double())
+        unit = th.nn.functional.normalize(th.stack(gradients), dim=1)
+        cosines = unit @ unit.T
+        return float((cosines.sum() - cosines.diagonal().sum()) / (len(parts) * (len(parts) - 1)))
 
 
 class WithoutTime(nn.Module):

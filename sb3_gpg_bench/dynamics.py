@@ -32,6 +32,7 @@ QUANTITIES = {
     "explained": "returns explained (held out / critic)",
     "diagnosis/advantage_std": "advantages' std (critic_variants.AdvantageSignal)",
     "diagnosis/advantage_logstd_corr": "advantages' correlation with the log-std score",
+    "diagnosis/mean_gradient_agreement": "parts' agreement on the mean's gradient",
 }
 # the baseline's held-out explained variance (GPG) and the critic's on the same footing (PPO, ReturnsExplained)
 EXPLAINED_KEYS = (

@@ -62,6 +62,7 @@ LOGGED_KEYS = (
     # what sets how far an update moves the policy's noise (critic_variants.AdvantageSignal)
     "diagnosis/advantage_std",
     "diagnosis/advantage_logstd_corr",
+    "diagnosis/mean_gradient_agreement",
 )
 
 

@@ -167,6 +167,8 @@ def test_advantage_signal_logs_the_advantages_pull_on_the_noise(algorithm):
     assert len(series["diagnosis/advantage_std"]) == 2 and series["diagnosis/advantage_std"][-1][1] > 0
     assert all(-1 <= value <= 1 for _, value in series["diagnosis/advantage_logstd_corr"])
     assert len(series["diagnosis/advantage_logstd_corr"]) == 2
+    assert len(series["diagnosis/mean_gradient_agreement"]) == 2
+    assert all(-1 <= value <= 1 for _, value in series["diagnosis/mean_gradient_agreement"])
 
 
 def test_advantage_signal_reads_plus_one_where_noisier_actions_did_better():
@@ -190,3 +192,21 @@ def test_advantage_signal_reads_plus_one_where_noisier_actions_did_better():
         model.logger.dump(0)
         (value,) = [value for _, value in logged_series(stream.getvalue(), LOGGED_KEYS)["diagnosis/advantage_logstd_corr"]]
         assert value == pytest.approx(sign, abs=1e-3)
+
+
+def test_mean_gradient_agreement_reads_near_one_where_every_sample_pulls_the_mean_one_way():
+    model = GPG("MlpPolicy", "Pendulum-v1", n_steps=2048, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    _, callback = model._setup_learn(2048, callback=AdvantageSignal())
+    callback.on_training_start(locals(), globals())
+    model.collect_rollouts(model.env, callback, model.rollout_buffer, n_rollout_steps=model.n_steps)
+    buffer = model.rollout_buffer
+    observations = th.as_tensor(buffer.observations.reshape(-1, 3))
+    actions = th.as_tensor(buffer.actions.reshape(-1, 1))
+    with th.no_grad():
+        normal = model.policy.get_distribution(observations).distribution
+        noise = ((actions - normal.mean) / normal.stddev).numpy()[:, 0].astype(np.float64)
+    # advantages that favour actions above the mean everywhere: every part's gradient moves the mean up
+    assert callback._agreement(observations, actions, 2.0 * noise + 5.0) > 0.7
+    # advantages unrelated to the actions: the parts' gradients cancel
+    unrelated = np.random.default_rng(1).normal(size=len(noise))
+    assert abs(callback._agreement(observations, actions, unrelated)) < 0.2
