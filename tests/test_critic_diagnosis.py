@@ -171,19 +171,26 @@ def test_advantage_signal_logs_the_advantages_pull_on_the_noise(algorithm):
     assert all(-1 <= value <= 1 for _, value in series["diagnosis/mean_gradient_agreement"])
 
 
-def test_advantage_signal_reads_plus_one_where_noisier_actions_did_better():
-    model = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
-    _, callback = model._setup_learn(64, callback=AdvantageSignal())
+def _pendulum_rollout(n_steps: int) -> tuple[GPG, AdvantageSignal, th.Tensor, th.Tensor, th.Tensor]:
+    """:return: a GPG model after one Pendulum rollout, its signal callback, and the rollout's observations, actions
+    and each action's distance from the policy's mean in units of its noise"""
+    model = GPG("MlpPolicy", "Pendulum-v1", n_steps=n_steps, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    _, callback = model._setup_learn(n_steps, callback=AdvantageSignal())
     callback.on_training_start(locals(), globals())
     model.collect_rollouts(model.env, callback, model.rollout_buffer, n_rollout_steps=model.n_steps)
-    buffer = model.rollout_buffer
-    # the actions' distance from the mean in units of the noise, from the policy's own parameters
+    observations = th.as_tensor(model.rollout_buffer.observations.reshape(-1, 3))
+    actions = th.as_tensor(model.rollout_buffer.actions.reshape(-1, 1))
+    # from the policy's own parameters, not through the distribution the callback reads
     with th.no_grad():
-        mean = model.policy.action_net(
-            model.policy.mlp_extractor.forward_actor(th.as_tensor(buffer.observations.reshape(-1, 3)))
-        )
+        mean = model.policy.action_net(model.policy.mlp_extractor.forward_actor(observations))
         std = model.policy.log_std.exp()
-    distance = (((th.as_tensor(buffer.actions.reshape(-1, 1)) - mean) / std) ** 2).sum(dim=-1).numpy()
+    return model, callback, observations, actions, (actions - mean) / std
+
+
+def test_advantage_signal_reads_plus_one_where_noisier_actions_did_better():
+    model, callback, _, _, noise = _pendulum_rollout(64)
+    buffer = model.rollout_buffer
+    distance = (noise**2).sum(dim=-1).numpy()
     for sign in (1.0, -1.0):
         buffer.advantages[:] = (sign * (3.0 * distance + 7.0)).reshape(buffer.advantages.shape)  # any scale and offset
         stream = io.StringIO()
@@ -195,16 +202,8 @@ def test_advantage_signal_reads_plus_one_where_noisier_actions_did_better():
 
 
 def test_mean_gradient_agreement_reads_near_one_where_every_sample_pulls_the_mean_one_way():
-    model = GPG("MlpPolicy", "Pendulum-v1", n_steps=2048, batch_size=64, n_epochs=1, seed=0, device="cpu")
-    _, callback = model._setup_learn(2048, callback=AdvantageSignal())
-    callback.on_training_start(locals(), globals())
-    model.collect_rollouts(model.env, callback, model.rollout_buffer, n_rollout_steps=model.n_steps)
-    buffer = model.rollout_buffer
-    observations = th.as_tensor(buffer.observations.reshape(-1, 3))
-    actions = th.as_tensor(buffer.actions.reshape(-1, 1))
-    with th.no_grad():
-        normal = model.policy.get_distribution(observations).distribution
-        noise = ((actions - normal.mean) / normal.stddev).numpy()[:, 0].astype(np.float64)
+    _, callback, observations, actions, noise = _pendulum_rollout(2048)
+    noise = noise.numpy()[:, 0].astype(np.float64)
     # advantages that favour actions above the mean everywhere: every part's gradient moves the mean up
     assert callback._agreement(observations, actions, 2.0 * noise + 5.0) > 0.7
     # advantages unrelated to the actions: the parts' gradients cancel
