@@ -19,6 +19,7 @@ from sb3_gpg.estimator.binning import Binning, binning_levels
 from sb3_gpg.estimator.cross_fitting import FittedEstimate, Samples, fitted_estimate
 from sb3_gpg.estimator.fitted_baselines import knn_features, linear_features, trajectory_order
 from sb3_gpg.estimator.group_baseline import advantage_stats, group_baselines, group_bootstrap
+from sb3_gpg.estimator.optimism import goal_unseen, novelty
 from sb3_gpg.estimator.options import AUTO, GroupOptions
 from sb3_gpg.estimator.returns import (
     completed_returns,
@@ -158,7 +159,13 @@ def estimate(
     in_group = ~env_major(cut) if options.truncated_returns == "mask" else np.ones(cut.size, dtype=bool)
     fitted = None
     if options.baseline != "bins":
-        fitted = _fitted(rollout, discounted, cut, ids, in_group, last_obs, gamma, bootstrap, memory)
+        optimistic = (
+            options.baseline == "linear"
+            and (options.baseline_kwargs or {})["optimism"]
+            and gae_lambda < 1.0
+            and goal_unseen(rewards, episode_starts, episode_times, last_dones)
+        )
+        fitted = _fitted(rollout, discounted, cut, ids, in_group, last_obs, gamma, bootstrap, memory, optimistic)
     fits = fitted is not None and fitted.baselines is not None
     # the bootstrap's diagnostics, where it runs
     bootstrap_stats = {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0} if bootstrap else {}
@@ -285,6 +292,7 @@ def _fitted(
     gamma: float,
     bootstrap: bool,
     memory: BaselineMemory | None,
+    optimistic: bool = False,
 ) -> FittedEstimate | None:
     """
     :param discounted: the returns within the rollout, shape (n_steps, n_envs)
@@ -292,6 +300,8 @@ def _fitted(
     :param ids: trajectory of every sample, env-major
     :param in_group: which samples (env-major) are in the group
     :param bootstrap: whether the cut returns are completed
+    :param optimistic: whether the baselines (and the values after the rollout) are raised by their novelty
+        (``optimism``), in units of the returns' spread
     :return: the fitted baseline's cross-fitted estimate of the group's samples (``cross_fitting``); without
         baselines (or None for knn) when the group holds a single trajectory and no memory (the bins' are used then)
     """
@@ -324,7 +334,15 @@ def _fitted(
     )
     if options.baseline != "linear":
         memory = None
-    return fitted_estimate(options.baseline, samples, folds, memory, bootstrap, **baseline_kwargs)
+    fitted = fitted_estimate(options.baseline, samples, folds, memory, bootstrap, **baseline_kwargs)
+    if not (optimistic and fitted is not None and fitted.baselines is not None and fitted.memory_entry is not None):
+        return fitted
+    grams = [fitted.memory_entry.gram, *(rollout.gram for rollout in (memory.rollouts if memory is not None else []))]
+    raised = float(np.std(fitted.returns)) * np.sqrt(
+        novelty(np.concatenate([features, cut_features]), grams, baseline_kwargs["ridge"])
+    )
+    values_at_cut = fitted.values_at_cut + np.where(fitted.found, raised[len(features) :], 0.0)
+    return fitted._replace(baselines=fitted.baselines + raised[: len(features)], values_at_cut=values_at_cut)
 
 
 def _bins_values_at_cut(

@@ -37,6 +37,7 @@ BASELINE_KWARGS: dict[str, dict[str, Any]] = {
         "fourier_scale": None,
         "fourier_seed": None,
         "choose_size": True,
+        "optimism": False,
     },
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }
@@ -79,8 +80,9 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
     for name in ("ridge", "recency", "fourier_scale"):
         if kwargs.get(name) is not None:
             check_real(f"baseline_kwargs['{name}']", kwargs[name])
-    if not isinstance(kwargs.get("choose_size", True), bool):
-        raise ValueError(f"baseline_kwargs['choose_size'] must be True or False, got {kwargs['choose_size']!r}.")
+    for name in ("choose_size", "optimism"):
+        if not isinstance(kwargs.get(name, True), bool):
+            raise ValueError(f"baseline_kwargs['{name}'] must be True or False, got {kwargs[name]!r}.")
     _check_ranges(kwargs)
     # Arguments of a part that is off would be ignored without a word (their defaults, written out, change nothing)
     # (fourier_seed also draws the projection of large observations: taken whatever fourier is)

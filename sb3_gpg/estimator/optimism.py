@@ -1,0 +1,55 @@
+"""
+The linear baseline's optimism where a constant cost per step hides the goal. Until some trajectory reaches the goal of
+a task that costs the same every step (MountainCar's or Acrobot's -1), every return is the time left times that cost:
+the returns say nothing, and GAE's lambda-returns over a baseline that fits them give advantages that are its noise.
+A critic starts elsewhere: initialised near 0, above every such return, it keeps its highest values where it has been
+fitted least, and its lambda-returns favour actions that lead there, which is how PPO first reaches such a goal. The
+linear baseline gets that start from its own statistics: in such a rollout each sample's baseline is raised by its
+novelty, how little of the fit's samples (the rollout's and the remembered ones') its features resemble, read by
+lambda-returns as the critic's optimism is; with lambda 1 a baseline's differences cancel, and nothing is raised.
+
+Pure array code; nothing here knows of Stable-Baselines3.
+"""
+
+import numpy as np
+
+# Rewards equal within this share of their mean count as one cost per step (VecNormalize's scale moves a little
+# within a rollout)
+COST_TOLERANCE = 1e-2
+
+
+def goal_unseen(rewards: np.ndarray, episode_starts: np.ndarray, episode_times: np.ndarray, last_dones: np.ndarray) -> bool:
+    """
+    :param rewards: reward of every step, shape (n_steps, n_envs)
+    :param episode_starts: whether each step starts an episode
+    :param episode_times: steps since each sample's episode began
+    :param last_dones: whether each env's last step ended its episode
+    :return: whether every step cost the same (rewards negative and equal) and no episode ended inside the rollout
+        before the longest episode time in it (one that ends earlier found the goal)
+    """
+    if rewards.size == 0 or not rewards.max() < 0:
+        return False
+    if rewards.max() - rewards.min() > COST_TOLERANCE * -rewards.mean():
+        return False
+    ended = np.concatenate([episode_starts[1:].astype(bool), np.asarray(last_dones, dtype=bool)[None]], axis=0)
+    return not ended.any() or episode_times[ended].min() >= episode_times.max()
+
+
+def novelty(features: np.ndarray, grams: list[np.ndarray], ridge: float) -> np.ndarray:
+    """
+    :param features: the rows to score, one per sample
+    :param grams: the Gram matrices ``X^T X`` of the fit's samples (the current rollout's and the remembered ones'), of
+        the features' columns, the constant first
+    :param ridge: the penalty per sample on a standardised coefficient, as the fit's
+    :return: each row's leverage ``x^T (X^T X + P)^-1 x`` over the samples' mean leverage (1 at a typical sample,
+        larger where the fit has seen few like it), with ``P`` the fit's ridge
+    """
+    gram = np.sum(grams, axis=0)
+    count = gram[0, 0]
+    variances = np.maximum(np.diag(gram) / count - (gram[0] / count) ** 2, 0.0)
+    floor = variances[variances > 1e-12 * variances.max()].min() if variances.max() > 0 else 1.0
+    penalty = ridge * count * np.maximum(variances, floor)
+    penalty[0] = ridge * count * 1e-12
+    system = gram + np.diag(penalty)
+    leverage = np.einsum("ij,ji->i", features, np.linalg.solve(system, features.T))
+    return leverage / max(float(np.mean(leverage)), np.finfo(float).tiny)
