@@ -434,6 +434,9 @@ SWAP = [
     # the swap with a baseline that ranks nearby states (the mean return of the nearest samples of other trajectories):
     # the diagnosis's test of the linear baseline's differences between states (benchmarks/swap/diagnosis)
     Setting("gpg_swap_knn", "gpg", ("baseline:'knn'", "truncated_returns:None"), PPO_ENTRY),
+    # the constructor's estimator with the linear baseline's optimism while a constant cost per step hides the goal
+    # (MountainCar-v0, Acrobot-v1; the other tasks train as gpg_swap_sound)
+    Setting("gpg_swap_optimism", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'optimism':True}"), PPO_ENTRY),
     # with the memory: a rollout of long episodes holds too few trajectories to fit the baseline on alone
     Setting(
         "gpg_swap_memory_logstd-1",

@@ -13,9 +13,9 @@ Pure array code; nothing here knows of Stable-Baselines3.
 
 import numpy as np
 
-# Rewards equal within this share of their mean count as one cost per step (VecNormalize's scale moves a little
-# within a rollout)
-COST_TOLERANCE = 1e-2
+# One cost per step: the same reward on every env at each step, up to a scale that moves by at most this share from one
+# step to the next (VecNormalize's, which divides every env's reward by one running scale)
+SCALE_DRIFT = 1e-2
 
 
 def goal_unseen(rewards: np.ndarray, episode_starts: np.ndarray, episode_times: np.ndarray, last_dones: np.ndarray) -> bool:
@@ -24,12 +24,15 @@ def goal_unseen(rewards: np.ndarray, episode_starts: np.ndarray, episode_times: 
     :param episode_starts: whether each step starts an episode
     :param episode_times: steps since each sample's episode began
     :param last_dones: whether each env's last step ended its episode
-    :return: whether every step cost the same (rewards negative and equal) and no episode ended inside the rollout
-        before the longest episode time in it (one that ends earlier found the goal)
+    :return: whether every step cost the same (``SCALE_DRIFT``; rewards negative) and no episode ended inside the
+        rollout before the longest episode time in it (one that ends earlier found the goal)
     """
     if rewards.size == 0 or not rewards.max() < 0:
         return False
-    if rewards.max() - rewards.min() > COST_TOLERANCE * -rewards.mean():
+    per_step = rewards[:, 0]
+    if np.any(np.abs(rewards - per_step[:, None]) > 1e-6 * -per_step[:, None]):
+        return False
+    if np.any(np.abs(np.diff(per_step)) > SCALE_DRIFT * -per_step[:-1]):
         return False
     ended = np.concatenate([episode_starts[1:].astype(bool), np.asarray(last_dones, dtype=bool)[None]], axis=0)
     return not ended.any() or episode_times[ended].min() >= episode_times.max()
