@@ -10,6 +10,12 @@ of each call are merged into the task's saved runs.
 
     python benchmarks/swap/diagnosis/sparse_optimism.py --env MountainCar-v0 --biases 2 0 -3 -4 -6 -10
     python benchmarks/swap/diagnosis/sparse_optimism.py --env Acrobot-v1 --biases 2 0 -3 -6 -10
+
+The screen of the linear baseline's optimism (``baseline_kwargs={"optimism": True}``, the fix the table suggests),
+beside the arms above:
+
+    python benchmarks/swap/diagnosis/sparse_optimism.py --env MountainCar-v0 --biases --gpg-arms optimism
+    python benchmarks/swap/diagnosis/sparse_optimism.py --env Acrobot-v1 --biases --gpg-arms optimism
 """
 
 import argparse
@@ -50,7 +56,7 @@ class FirstGoal(BaseCallback):
 def first_goal(env_id: str, algo: str, bias: float | None, seed: int, budget: int) -> tuple[int | None, float | None]:
     """
     :param env_id: a task of rl_zoo3's ``ppo.yml`` whose entry has no key but ``PPO_KEYS`` and ``SETUP_KEYS``
-    :param algo: ``"ppo"`` or ``"gpg"``
+    :param algo: ``"ppo"``, ``"gpg"`` (the swap) or ``"gpg_optimism"`` (the swap with the linear baseline's optimism)
     :param bias: the value head's initial output (PPO), or None for SB3's initialisation
     :param seed: the run's seed
     :param budget: the steps at most
@@ -65,6 +71,8 @@ def first_goal(env_id: str, algo: str, bias: float | None, seed: int, budget: in
     if entry.get("normalize"):
         env = VecNormalize(env, gamma=entry.get("gamma", 0.99))
     kwargs = {key: entry[key] for key in PPO_KEYS if key in entry}
+    if algo == "gpg_optimism":
+        kwargs["baseline_kwargs"] = {"optimism": True}
     model = (PPO if algo == "ppo" else GPG)("MlpPolicy", env, seed=seed, device="cpu", **kwargs)
     if bias is not None:
         with torch.no_grad():
@@ -90,15 +98,16 @@ def report(env_id: str) -> str:
         "|---|---|---|---|---|---|",
     ]
 
-    def order(name: str) -> tuple[bool, float]:
-        # PPO's arms from the highest initial output down, then the swap's
+    def order(name: str) -> tuple[str, float]:
+        # PPO's arms from the highest initial output down, then the swap's, then the swap's with optimism
         algo, bias = name.split(" ")
-        return algo == "gpg", -float(bias) if algo == "ppo" else 0.0
+        return ("", -float(bias)) if algo == "ppo" else (algo, 0.0)
 
     for name in sorted(results, key=order):
         steps, levels = results[name], saved["levels"][name]
         algo, bias = name.split(" ")
-        label, level = ("PPO", f"{float(bias):+g}") if algo == "ppo" else ("GPG (the swap)", "")
+        labels = {"gpg": "GPG (the swap)", "gpg_optimism": "GPG (the swap), optimism on"}
+        label, level = ("PPO", f"{float(bias):+g}") if algo == "ppo" else (labels[algo], "")
         reached = [step for step in steps if step is not None]
         median = np.median([np.inf if step is None else step for step in steps])
         shown = ", ".join("never" if step is None else f"{step:,}" for step in steps)
@@ -112,14 +121,16 @@ def report(env_id: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="MountainCar-v0")
-    parser.add_argument("--biases", nargs="+", type=float, default=[0.0, -3.0, -4.0, -6.0, -10.0])
+    parser.add_argument("--biases", nargs="*", type=float, default=[0.0, -3.0, -4.0, -6.0, -10.0])
+    parser.add_argument("--gpg-arms", nargs="*", choices=["swap", "optimism"], default=["swap"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[100, 101, 102, 103, 104, 105])
     parser.add_argument("--budget", type=int, default=100_000)
     parser.add_argument("--report", action="store_true", help="only rewrite the table from the saved runs")
     args = parser.parse_args()
     if not args.report:
         torch.set_num_threads(1)
-        arms = [("ppo", bias) for bias in args.biases] + [("gpg", None)]
+        gpg_arms = {"swap": "gpg", "optimism": "gpg_optimism"}
+        arms = [("ppo", bias) for bias in args.biases] + [(gpg_arms[arm], None) for arm in args.gpg_arms]
         path = OUT / f"{args.env}.json"
         saved = json.loads(path.read_text()) if path.exists() else {"args": {}, "first_goal": {}, "levels": {}}
         if saved["args"] and (saved["args"]["seeds"], saved["args"]["budget"]) != (args.seeds, args.budget):
