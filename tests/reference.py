@@ -7,6 +7,11 @@ It shares no code with sb3_gpg: plain Python loops over envs, steps, trajectorie
 The state-aware options (gae_lambda, the fitted baselines "linear" and "knn") are loops too; only the ridge
 regression's linear system is solved by NumPy, and NumPy's default_rng draws the linear features' random maps.
 
+The linear baseline's optimism: in a rollout where every step cost the same (one negative reward on every env at
+each step, moving at most 1% from step to step) and no episode ended before the longest episode time in it, each
+sample's baseline and each env's value after the rollout are raised by the returns' spread times the square root of
+their leverage under the fit's ridge, over the rows' mean leverage (GAE's lambda below 1 only).
+
 The fitted baselines, cross-fitted: the group's trajectories, in the order they start (by row, then env), are dealt to
 folds in turn (and within a fold to halves in turn); a fold's baselines, and the completion of its cut returns, are
 fitted on the other folds' samples (and, for the linear baseline, the remembered rollouts).
@@ -28,7 +33,7 @@ COARSER = {
 DEFAULT_KWARGS = {
     "bins": {},
     "linear": {"n_folds": 2, "ridge": 1e-3, "memory": 8, "recency": 0.8, "fourier": 256, "fourier_scale": None,
-               "fourier_seed": None, "choose_size": True},
+               "fourier_seed": None, "choose_size": True, "optimism": False},
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }  # fmt: skip
 # The linear fit's sizes (its first features) chosen among, besides all of them; the first is the time's alone
@@ -74,7 +79,7 @@ class ReferenceGPG:
     :param baseline: "bins", "linear" or "knn"
     :param baseline_kwargs: given ones replace ``DEFAULT_KWARGS``: n_folds, ridge, memory, recency, fourier,
         fourier_scale, fourier_seed (linear; a fourier_seed of None is 0: give a group buffer's the seed it drew) and
-        choose_size (linear: False fits all the features), n_neighbors and max_samples (knn: every
+        choose_size (linear: False fits all the features), optimism (linear), n_neighbors and max_samples (knn: every
         ceil(n / max_samples)-th candidate is searched)
     """
 
@@ -163,12 +168,20 @@ class ReferenceGPG:
 
         value_at_cut = [0.0] * self.n_envs
         fitted = None
+        remembered_before = list(self.memory)
         if self.baseline != "bins":
             fitted = self.fitted(observations, times, trajectories, cut_trajectories, returns, in_group, last_obs)
         if fitted is not None:
-            fitted_baselines, completed, value_at_cut = fitted
+            fitted_baselines, completed, value_at_cut, found = fitted
             for (step, env), value in completed.items():
                 returns[step][env] = value
+            optimism = self.baseline == "linear" and self.baseline_kwargs["optimism"] and self.gae_lambda < 1.0
+            if optimism and self.goal_unseen(rewards, episode_starts, times, last_dones):
+                queries = []
+                if self.truncated_returns == "bootstrap" and cut_trajectories:
+                    queries = [self.features(last_obs[env], self.time_of_next_step[env]) for env in range(self.n_envs)]
+                self.raise_by_novelty(observations, times, fitted_baselines, completed, queries, value_at_cut, found,
+                                      remembered_before)  # fmt: skip
         elif self.truncated_returns == "bootstrap":
             # The bins' value of the state after the rollout: its observation, the next episode time, rollout row n_steps
             next_times = np.array([self.time_of_next_step])
@@ -296,7 +309,7 @@ class ReferenceGPG:
             return None
         if self.baseline == "knn":
             samples, queries = self.standardised(samples, queries)
-        baselines, completed, value_at_cut, fits = {}, {}, [0.0] * self.n_envs, []
+        baselines, completed, value_at_cut, fits, found = {}, {}, [0.0] * self.n_envs, [], set()
         if len(group) >= 2:
             folds = [
                 ([s for s in samples if s.fold != fold], [s for s in samples if s.fold == fold]) for fold in range(n_folds)
@@ -315,6 +328,8 @@ class ReferenceGPG:
                 completed[(sample.step, sample.env)] = sample.y + sample.g * value
                 if sample.g:
                     value_at_cut[sample.env] = value
+                    if sample.env in values:
+                        found.add(sample.env)
         if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0:
             values = list(completed.values())
             rollout = {"samples": samples, "low": min(values, default=math.inf), "high": max(values, default=-math.inf)}
@@ -328,7 +343,63 @@ class ReferenceGPG:
                 "low": min(fit["low"] for fit in fits),
                 "high": max(fit["high"] for fit in fits),
             }
-        return baselines, completed, value_at_cut
+        return baselines, completed, value_at_cut, found
+
+    def goal_unseen(self, rewards, episode_starts, times, last_dones):
+        """
+        :return: whether every reward is negative, equal on every env at each step (to 1e-6 of it) and within 1% of
+            the previous step's, and no episode ended inside the rollout before its longest episode time
+        """
+        n_steps = len(rewards)
+        for step in range(n_steps):
+            for env in range(self.n_envs):
+                if not rewards[step][env] < 0:
+                    return False
+                if abs(rewards[step][env] - rewards[step][0]) > 1e-6 * -rewards[step][0]:
+                    return False
+            if step and abs(rewards[step][0] - rewards[step - 1][0]) > 0.01 * -rewards[step - 1][0]:
+                return False
+        longest = max(int(times[step][env]) for step in range(n_steps) for env in range(self.n_envs))
+        for env in range(self.n_envs):
+            for step in range(n_steps):
+                ends = episode_starts[step + 1][env] if step + 1 < n_steps else last_dones[env]
+                if ends and times[step][env] < longest:
+                    return False
+        return True
+
+    def raise_by_novelty(self, observations, times, baselines, completed, queries, value_at_cut, found, remembered):
+        """
+        Raise each group sample's baseline (and each found env's value after the rollout) by the spread of the
+        completed returns times the square root of its leverage over the mean leverage of the rows scored (the samples,
+        then the queries): the leverage under the Gram of the rollout's group samples and every remembered sample,
+        unweighted, each column but the constant's penalised by ridge times the rows' count times its variance.
+        """
+        keys = list(baselines)
+        rows = [self.features(observations[step][env], times[step][env]) for step, env in keys]
+        fitted_on = [*rows, *[sample.x for rollout in remembered for sample in rollout["samples"]]]
+        n_columns, count = len(rows[0]), len(fitted_on)
+        gram = [[sum(row[i] * row[j] for row in fitted_on) for j in range(n_columns)] for i in range(n_columns)]
+        variances = []
+        for j in range(n_columns):
+            mean = sum(row[j] for row in fitted_on) / count
+            variances.append(max(sum(row[j] ** 2 for row in fitted_on) / count - mean * mean, 0.0))
+        largest = max(variances)
+        floor = min(v for v in variances if v > 1e-12 * largest) if largest > 0 else 1.0
+        for j in range(n_columns):
+            gram[j][j] += self.baseline_kwargs["ridge"] * count * (1e-12 if j == 0 else max(variances[j], floor))
+        leverages = []
+        for row in [*rows, *queries]:
+            solved = np.linalg.solve(np.array(gram), np.array(row))
+            leverages.append(sum(x * y for x, y in zip(row, solved, strict=True)))
+        mean_leverage = sum(leverages) / len(leverages)
+        values = [completed[key] for key in keys]
+        center = sum(values) / len(values)
+        spread = (sum((value - center) ** 2 for value in values) / len(values)) ** 0.5
+        for key, leverage in zip(keys, leverages, strict=False):
+            baselines[key] += spread * math.sqrt(leverage / mean_leverage)
+        for env, leverage in enumerate(leverages[len(rows) :]):
+            if env in found:
+                value_at_cut[env] += spread * math.sqrt(leverage / mean_leverage)
 
     def linear_fold(self, train, own, queries):
         """

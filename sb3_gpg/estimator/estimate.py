@@ -338,10 +338,13 @@ def _fitted(
     if not (optimistic and fitted is not None and fitted.baselines is not None and fitted.memory_entry is not None):
         return fitted
     grams = [fitted.memory_entry.gram, *(rollout.gram for rollout in (memory.rollouts if memory is not None else []))]
+    # the states after the rollout are scored where they complete cut returns (else their features are zeros)
+    queries = cut_features if bootstrap and cut[-1].any() else cut_features[:0]
     raised = float(np.std(fitted.returns)) * np.sqrt(
-        novelty(np.concatenate([features, cut_features]), grams, baseline_kwargs["ridge"])
+        novelty(np.concatenate([features, queries]), grams, baseline_kwargs["ridge"])
     )
-    values_at_cut = fitted.values_at_cut + np.where(fitted.found, raised[len(features) :], 0.0)
+    values_at_cut = fitted.values_at_cut.copy()
+    values_at_cut[: len(queries)] += np.where(fitted.found[: len(queries)], raised[len(features) :], 0.0)
     return fitted._replace(baselines=fitted.baselines + raised[: len(features)], values_at_cut=values_at_cut)
 
 

@@ -68,7 +68,9 @@ class GroupOptions:
         as the current rollout; ``baseline_memory``), ``fourier``, ``fourier_scale`` and ``fourier_seed`` (linear:
         random Fourier features of the observation; None: a seed drawn from the model's), ``choose_size`` (linear:
         each fold chooses how many of the features it fits on held-out halves of its trajectories; False: all of
-        them), ``n_neighbors`` and ``max_samples`` (knn). ``{"memory": 0, "fourier": 0}`` fits each rollout alone on
+        them), ``optimism`` (linear: while every step costs the same and no episode has found the goal, the baselines
+        are raised where the fit has seen few samples, for lambda-returns to read as a critic's initial optimism;
+        ``optimism``), ``n_neighbors`` and ``max_samples`` (knn). ``{"memory": 0, "fourier": 0}`` fits each rollout alone on
         rllab's features
     """
 

@@ -1,0 +1,131 @@
+"""
+The linear baseline's optimism while a constant cost per step hides the goal (``baseline_kwargs["optimism"]``): the
+estimate against the loop-by-loop reference, and its promises checked by perturbing the input: the baseline is raised
+most where the fit has seen least, the lambda-returns then favour the trajectory that goes there, and nothing changes
+where the rewards tell trajectories apart, where an episode found the goal, or with lambda 1.
+"""
+
+import numpy as np
+import pytest
+
+from tests.helpers import RolloutEstimator, assert_estimate_matches
+from tests.reference import ReferenceGPG
+
+N_STEPS, N_ENVS, OBS_DIM, GAMMA, LAMBDA, LIMIT = 13, 4, 2, 0.9, 0.9, 10
+
+
+def costly_rollouts(seed: int, n_rollouts: int = 3, drift: float = 0.003):
+    """
+    Consecutive rollouts of a task that costs the same every step: every episode lasts ``LIMIT`` steps, the envs
+    starting together (rollouts of ``N_STEPS`` cut them at all times), the reward is minus one scale on every env,
+    the scale growing by ``drift`` a step (as VecNormalize's moves); observations are noise.
+    """
+    rng = np.random.default_rng(seed)
+    times = np.zeros(N_ENVS, dtype=np.int64)
+    scale = 1.0
+    for _ in range(n_rollouts):
+        observations = rng.normal(size=(N_STEPS, N_ENVS, OBS_DIM)).astype(np.float32)
+        rewards = np.empty((N_STEPS, N_ENVS), dtype=np.float32)
+        starts = np.zeros((N_STEPS, N_ENVS), dtype=np.float32)
+        for row in range(N_STEPS):
+            starts[row] = times == 0
+            rewards[row] = -scale
+            scale *= 1 + drift
+            times = (times + 1) % LIMIT
+        yield observations, rewards, starts, times == 0, rng.normal(size=(N_ENVS, OBS_DIM)).astype(np.float32)
+
+
+def estimators(optimism: bool, truncated_returns: str = "bootstrap", memory: int = 2, gae_lambda: float = LAMBDA):
+    kwargs = dict(memory=memory, fourier=16, fourier_seed=3, optimism=optimism)
+    options = dict(binning="time", baseline="linear", truncated_returns=truncated_returns, baseline_kwargs=kwargs)
+    return (
+        RolloutEstimator(N_ENVS, GAMMA, gae_lambda, **options),
+        ReferenceGPG(N_ENVS, GAMMA, gae_lambda=gae_lambda, **options),
+    )
+
+
+@pytest.mark.parametrize("memory", [0, 2])
+@pytest.mark.parametrize("truncated_returns", ["bootstrap", "mask", "keep"])
+def test_optimism_matches_the_reference(truncated_returns, memory):
+    estimator, reference = estimators(True, truncated_returns, memory)
+    plain, _ = estimators(False, truncated_returns, memory)
+    rollouts = list(costly_rollouts(seed=1))
+    # the last rollout's env 1 reaches the goal: its episode ends before the time limit, and nothing is raised
+    found = [array.copy() for array in rollouts[-1]]
+    found[2][5, 1] = 1.0
+    for number, rollout in enumerate([*rollouts, found]):
+        result, expected = estimator(*rollout), reference.advantages(*rollout)
+        assert_estimate_matches(result, expected, tolerance=1e-4)
+        raised = not np.allclose(result.baselines, plain(*rollout).baselines)
+        assert raised == (number < len(rollouts)), "raised while the goal is unseen, not after"
+
+
+# the row of the last rollout from which env 0 leaves for states no sample has been near
+LEAVES = 6
+
+
+def raised_by_optimism(away: float):
+    """
+    Env 1 sees what env 0 sees, but in the last rollout env 0 goes ``away`` from every other sample from row
+    ``LEAVES`` on.
+
+    :return: the last rollout's baselines and advantages with optimism on, less those with it off
+    """
+    rollouts = [[array.copy() for array in rollout] for rollout in costly_rollouts(seed=2)]
+    for observations, _, _, _, last_obs in rollouts:
+        observations[:, 1], last_obs[1] = observations[:, 0], last_obs[0]
+    rollouts[-1][0][LEAVES:, 0] += away
+    rollouts[-1][4][0] += away
+    results = []
+    for optimism in (True, False):
+        estimator, _ = estimators(optimism)
+        for rollout in rollouts:
+            result = estimator(*rollout)
+        results.append(result)
+    on, off = results
+    return on.baselines - off.baselines, on.advantages.astype(np.float64) - off.advantages
+
+
+def test_the_baseline_is_raised_most_where_the_fit_has_seen_least():
+    baselines, _ = raised_by_optimism(away=4.0)
+    assert (baselines > 0).all()
+    assert baselines[LEAVES:, 0].mean() > 2 * baselines[:, 1:].mean()
+    # where env 0 stays, it is raised as env 1 is
+    baselines, _ = raised_by_optimism(away=0.0)
+    np.testing.assert_allclose(baselines[:, 0], baselines[:, 1], rtol=1e-5)
+
+
+def test_the_lambda_returns_favour_the_actions_that_lead_where_the_fit_has_seen_least():
+    # until it leaves, env 0 is where env 1 is: its actions differ only by where they lead, within its episode
+    starts = list(costly_rollouts(seed=2))[-1][2][:, 0]
+    episode = max(row for row in range(LEAVES) if starts[row])
+    _, advantages = raised_by_optimism(away=4.0)
+    assert (advantages[episode:LEAVES, 0] > advantages[episode:LEAVES, 1]).all()
+    np.testing.assert_allclose(advantages[:episode, 0], advantages[:episode, 1], rtol=1e-5, atol=1e-6)
+    _, advantages = raised_by_optimism(away=0.0)
+    np.testing.assert_allclose(advantages[:, 0], advantages[:, 1], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["rewards differ between envs", "a positive constant reward", "rewards that jump", "an episode ends early", "lambda 1"],
+)
+def test_nothing_is_raised_where_the_rollout_shows_a_signal_or_lambda_is_1(change):
+    rollouts = [[array.copy() for array in rollout] for rollout in costly_rollouts(seed=4)]
+    last = rollouts[-1]
+    if change == "rewards differ between envs":
+        last[1][:, 2] *= 1.5
+    elif change == "a positive constant reward":
+        for rollout in rollouts:
+            rollout[1] *= -1
+    elif change == "rewards that jump":
+        last[1][7:] *= 1.05
+    elif change == "an episode ends early":
+        last[2][7, 3] = 1.0  # its episode ends at time 2
+    gae_lambda = 1.0 if change == "lambda 1" else LAMBDA
+    on, _ = estimators(True, gae_lambda=gae_lambda)
+    off, _ = estimators(False, gae_lambda=gae_lambda)
+    for rollout in rollouts:
+        with_optimism, without = on(*rollout), off(*rollout)
+    np.testing.assert_array_equal(with_optimism.baselines, without.baselines)
+    np.testing.assert_array_equal(with_optimism.advantages, without.advantages)
