@@ -8,7 +8,8 @@ The state-aware options (gae_lambda, the fitted baselines "linear" and "knn") ar
 regression's linear system is solved by NumPy, and NumPy's default_rng draws the linear features' random maps.
 
 The linear baseline's optimism: in a rollout where every step cost the same (one negative reward on every env at
-each step, moving at most 1% from step to step) and no episode ended before the longest episode time in it, each
+each step, moving at most 1% from step to step) and no episode ended before the longest episode time in it, and so
+did every remembered rollout, each
 sample's baseline and each env's value after the rollout are raised by the returns' spread times the square root of
 their leverage under the fit's ridge, over the rows' mean leverage (GAE's lambda below 1 only).
 
@@ -169,6 +170,8 @@ class ReferenceGPG:
         value_at_cut = [0.0] * self.n_envs
         fitted = None
         remembered_before = list(self.memory)
+        # kept with the rollout in the memory
+        self.unseen = self.goal_unseen(rewards, episode_starts, times, last_dones)
         if self.baseline != "bins":
             fitted = self.fitted(observations, times, trajectories, cut_trajectories, returns, in_group, last_obs)
         if fitted is not None:
@@ -176,7 +179,7 @@ class ReferenceGPG:
             for (step, env), value in completed.items():
                 returns[step][env] = value
             optimism = self.baseline == "linear" and self.baseline_kwargs["optimism"] and self.gae_lambda < 1.0
-            if optimism and self.goal_unseen(rewards, episode_starts, times, last_dones):
+            if optimism and self.unseen and all(rollout["unseen"] for rollout in remembered_before):
                 queries = []
                 if self.truncated_returns == "bootstrap" and cut_trajectories:
                     queries = [self.features(last_obs[env], self.time_of_next_step[env]) for env in range(self.n_envs)]
@@ -303,7 +306,7 @@ class ReferenceGPG:
             # nothing to fit on yet: the bins' baselines; the linear baseline remembers the rollout all the same
             if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0 and samples:
                 values = [sample.y for sample in samples]
-                rollout = {"samples": samples, "low": min(values), "high": max(values)}
+                rollout = {"samples": samples, "low": min(values), "high": max(values), "unseen": self.unseen}
                 self.memory = [*self.memory, rollout][-self.baseline_kwargs["memory"] :]
                 self.last_fit = None
             return None
@@ -332,7 +335,8 @@ class ReferenceGPG:
                         found.add(sample.env)
         if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0:
             values = list(completed.values())
-            rollout = {"samples": samples, "low": min(values, default=math.inf), "high": max(values, default=-math.inf)}
+            rollout = {"samples": samples, "low": min(values, default=math.inf), "high": max(values, default=-math.inf),
+                       "unseen": self.unseen}  # fmt: skip
             self.memory = [*self.memory, rollout][-self.baseline_kwargs["memory"] :]
             longest = max(len(fit["coefficients"]) for fit in fits)
             self.last_fit = {

@@ -49,15 +49,16 @@ def estimators(optimism: bool, truncated_returns: str = "bootstrap", memory: int
 def test_optimism_matches_the_reference(truncated_returns, memory):
     estimator, reference = estimators(True, truncated_returns, memory)
     plain, _ = estimators(False, truncated_returns, memory)
-    rollouts = list(costly_rollouts(seed=1))
-    # the last rollout's env 1 reaches the goal: its episode ends before the time limit, and nothing is raised
-    found = [array.copy() for array in rollouts[-1]]
-    found[2][5, 1] = 1.0
-    for number, rollout in enumerate([*rollouts, found]):
+    rollouts = [[array.copy() for array in rollout] for rollout in costly_rollouts(seed=1, n_rollouts=7)]
+    # the fourth rollout's env 1 reaches the goal: its episode ends before the time limit (a new one starts in the
+    # next row). Nothing is raised then, nor while a remembered rollout holds it
+    rollouts[3][2][5, 1] = 1.0
+    goal_remembered = [3, *range(4, 4 + memory)]
+    for number, rollout in enumerate(rollouts):
         result, expected = estimator(*rollout), reference.advantages(*rollout)
         assert_estimate_matches(result, expected, tolerance=1e-4)
         raised = not np.allclose(result.baselines, plain(*rollout).baselines)
-        assert raised == (number < len(rollouts)), "raised while the goal is unseen, not after"
+        assert raised == (number not in goal_remembered)
 
 
 # the row of the last rollout from which env 0 leaves for states no sample has been near

@@ -64,6 +64,8 @@ class Equations(NamedTuple):
     :param n_samples: the number of samples
     :param low: the smallest return (as completed when the samples were fitted on)
     :param high: the largest
+    :param goal_unseen: whether the rollout cost the same every step and no episode of it found the goal
+        (``optimism.goal_unseen``)
     """
 
     gram: np.ndarray
@@ -73,6 +75,7 @@ class Equations(NamedTuple):
     n_samples: int
     low: float
     high: float
+    goal_unseen: bool = False
 
     @classmethod
     def of(

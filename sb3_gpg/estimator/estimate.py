@@ -159,13 +159,15 @@ def estimate(
     in_group = ~env_major(cut) if options.truncated_returns == "mask" else np.ones(cut.size, dtype=bool)
     fitted = None
     if options.baseline != "bins":
+        unseen = goal_unseen(rewards, episode_starts, episode_times, last_dones)
         optimistic = (
             options.baseline == "linear"
             and (options.baseline_kwargs or {})["optimism"]
             and gae_lambda < 1.0
-            and goal_unseen(rewards, episode_starts, episode_times, last_dones)
+            and unseen
+            and all(entry.goal_unseen for entry in (memory.rollouts if memory is not None else []))
         )
-        fitted = _fitted(rollout, discounted, cut, ids, in_group, last_obs, gamma, bootstrap, memory, optimistic)
+        fitted = _fitted(rollout, discounted, cut, ids, in_group, last_obs, gamma, bootstrap, memory, unseen, optimistic)
     fits = fitted is not None and fitted.baselines is not None
     # the bootstrap's diagnostics, where it runs
     bootstrap_stats = {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0} if bootstrap else {}
@@ -292,7 +294,8 @@ def _fitted(
     gamma: float,
     bootstrap: bool,
     memory: BaselineMemory | None,
-    optimistic: bool = False,
+    unseen: bool,
+    optimistic: bool,
 ) -> FittedEstimate | None:
     """
     :param discounted: the returns within the rollout, shape (n_steps, n_envs)
@@ -300,6 +303,7 @@ def _fitted(
     :param ids: trajectory of every sample, env-major
     :param in_group: which samples (env-major) are in the group
     :param bootstrap: whether the cut returns are completed
+    :param unseen: whether the rollout cost the same every step and found no goal (kept with its memory entry)
     :param optimistic: whether the baselines (and the values after the rollout) are raised by their novelty
         (``optimism``), in units of the returns' spread
     :return: the fitted baseline's cross-fitted estimate of the group's samples (``cross_fitting``); without
@@ -335,6 +339,8 @@ def _fitted(
     if options.baseline != "linear":
         memory = None
     fitted = fitted_estimate(options.baseline, samples, folds, memory, bootstrap, **baseline_kwargs)
+    if fitted is not None and fitted.memory_entry is not None:
+        fitted = fitted._replace(memory_entry=fitted.memory_entry._replace(goal_unseen=unseen))
     if not (optimistic and fitted is not None and fitted.baselines is not None and fitted.memory_entry is not None):
         return fitted
     grams = [fitted.memory_entry.gram, *(rollout.gram for rollout in (memory.rollouts if memory is not None else []))]

@@ -6,12 +6,15 @@ A critic starts elsewhere: initialised near 0, above every such return, it keeps
 fitted least, and its lambda-returns favour actions that lead there, which is how PPO first reaches such a goal. The
 linear baseline gets that start from its own statistics: in such a rollout each sample's baseline is raised by its
 novelty, how little of the fit's samples (the rollout's and the remembered ones') its features resemble, read by
-lambda-returns as the critic's optimism is; with lambda 1 a baseline's differences cancel, and nothing is raised.
+lambda-returns as the critic's optimism is; with lambda 1 a baseline's differences cancel, and nothing is raised. A
+rollout short against the episodes may hold no episode's end at all: the goal counts as unseen only where neither it
+nor any remembered rollout saw an episode find it.
 
-Pure array code; nothing here knows of Stable-Baselines3.
+Pure array code; nothing here knows of Stable-Baselines3 (torch's linear algebra, which keeps to torch's threads).
 """
 
 import numpy as np
+import torch as th
 
 # One cost per step: the same reward on every env at each step, up to a scale that moves by at most this share from one
 # step to the next (VecNormalize's, which divides every env's reward by one running scale)
@@ -53,6 +56,8 @@ def novelty(features: np.ndarray, grams: list[np.ndarray], ridge: float) -> np.n
     floor = variances[variances > 1e-12 * variances.max()].min() if variances.max() > 0 else 1.0
     penalty = ridge * count * np.maximum(variances, floor)
     penalty[0] = ridge * count * 1e-12
-    system = gram + np.diag(penalty)
-    leverage = np.einsum("ij,ji->i", features, np.linalg.solve(system, features.T))
+    # x^T S^-1 x = |L^-1 x|^2 with S = L L^T
+    lower = th.linalg.cholesky(th.from_numpy(gram + np.diag(penalty)))
+    leverage = th.linalg.solve_triangular(lower, th.from_numpy(np.ascontiguousarray(features.T)), upper=False)
+    leverage = (leverage * leverage).sum(dim=0).numpy()
     return leverage / max(float(np.mean(leverage)), np.finfo(float).tiny)
