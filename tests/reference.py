@@ -8,8 +8,8 @@ The state-aware options (gae_lambda, the fitted baselines "linear" and "knn") ar
 regression's linear system is solved by NumPy, and NumPy's default_rng draws the linear features' random maps.
 
 The linear baseline's optimism: in a rollout where every step cost the same (one negative reward on every env at
-each step, moving at most 1% from step to step) and no episode ended before the longest episode time in it, and so
-did every remembered rollout, each
+each step, moving at most 1% from step to step), where no episode ended before the longest episode time in it, and
+where no remembered rollout saw a goal (an episode ending so, or envs' rewards that differ at a step), each
 sample's baseline and each env's value after the rollout are raised by the returns' spread times the square root of
 their leverage under the fit's ridge, over the rows' mean leverage (GAE's lambda below 1 only).
 
@@ -171,7 +171,7 @@ class ReferenceGPG:
         fitted = None
         remembered_before = list(self.memory)
         # kept with the rollout in the memory
-        self.unseen = self.goal_unseen(rewards, episode_starts, times, last_dones)
+        self.seen = self.goal_seen(rewards, episode_starts, times, last_dones)
         if self.baseline != "bins":
             fitted = self.fitted(observations, times, trajectories, cut_trajectories, returns, in_group, last_obs)
         if fitted is not None:
@@ -179,7 +179,8 @@ class ReferenceGPG:
             for (step, env), value in completed.items():
                 returns[step][env] = value
             optimism = self.baseline == "linear" and self.baseline_kwargs["optimism"] and self.gae_lambda < 1.0
-            if optimism and self.unseen and all(rollout["unseen"] for rollout in remembered_before):
+            unseen = not self.seen and not any(rollout["seen"] for rollout in remembered_before)
+            if optimism and unseen and self.one_cost(rewards):
                 queries = []
                 if self.truncated_returns == "bootstrap" and cut_trajectories:
                     queries = [self.features(last_obs[env], self.time_of_next_step[env]) for env in range(self.n_envs)]
@@ -306,7 +307,7 @@ class ReferenceGPG:
             # nothing to fit on yet: the bins' baselines; the linear baseline remembers the rollout all the same
             if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0 and samples:
                 values = [sample.y for sample in samples]
-                rollout = {"samples": samples, "low": min(values), "high": max(values), "unseen": self.unseen}
+                rollout = {"samples": samples, "low": min(values), "high": max(values), "seen": self.seen}
                 self.memory = [*self.memory, rollout][-self.baseline_kwargs["memory"] :]
                 self.last_fit = None
             return None
@@ -336,7 +337,7 @@ class ReferenceGPG:
         if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0:
             values = list(completed.values())
             rollout = {"samples": samples, "low": min(values, default=math.inf), "high": max(values, default=-math.inf),
-                       "unseen": self.unseen}  # fmt: skip
+                       "seen": self.seen}  # fmt: skip
             self.memory = [*self.memory, rollout][-self.baseline_kwargs["memory"] :]
             longest = max(len(fit["coefficients"]) for fit in fits)
             self.last_fit = {
@@ -349,27 +350,31 @@ class ReferenceGPG:
             }
         return baselines, completed, value_at_cut, found
 
-    def goal_unseen(self, rewards, episode_starts, times, last_dones):
-        """
-        :return: whether every reward is negative, equal on every env at each step (to 1e-6 of it) and within 1% of
-            the previous step's, and no episode ended inside the rollout before its longest episode time
-        """
-        n_steps = len(rewards)
-        for step in range(n_steps):
+    def one_cost(self, rewards):
+        """:return: whether every reward is negative, equal on every env at each step, and within 1% of the last step's"""
+        for step in range(len(rewards)):
             for env in range(self.n_envs):
-                if not rewards[step][env] < 0:
-                    return False
-                if abs(rewards[step][env] - rewards[step][0]) > 1e-6 * -rewards[step][0]:
+                if not rewards[step][env] < 0 or abs(rewards[step][env] - rewards[step][0]) > 1e-6 * -rewards[step][0]:
                     return False
             if step and abs(rewards[step][0] - rewards[step - 1][0]) > 0.01 * -rewards[step - 1][0]:
                 return False
+        return True
+
+    def goal_seen(self, rewards, episode_starts, times, last_dones):
+        """
+        :return: whether an episode ended inside the rollout before its longest episode time, or two envs' rewards
+            differ at a step (to 1e-6 of the first env's)
+        """
+        n_steps = len(rewards)
         longest = max(int(times[step][env]) for step in range(n_steps) for env in range(self.n_envs))
         for env in range(self.n_envs):
             for step in range(n_steps):
                 ends = episode_starts[step + 1][env] if step + 1 < n_steps else last_dones[env]
                 if ends and times[step][env] < longest:
-                    return False
-        return True
+                    return True
+                if abs(rewards[step][env] - rewards[step][0]) > 1e-6 * abs(rewards[step][0]):
+                    return True
+        return False
 
     def raise_by_novelty(self, observations, times, baselines, completed, queries, value_at_cut, found, remembered):
         """

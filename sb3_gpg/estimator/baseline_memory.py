@@ -64,8 +64,7 @@ class Equations(NamedTuple):
     :param n_samples: the number of samples
     :param low: the smallest return (as completed when the samples were fitted on)
     :param high: the largest
-    :param goal_unseen: whether the rollout cost the same every step and no episode of it found the goal
-        (``optimism.goal_unseen``)
+    :param goal_seen: whether an episode of the rollout found a goal (``optimism.goal_seen``)
     """
 
     gram: np.ndarray
@@ -75,7 +74,7 @@ class Equations(NamedTuple):
     n_samples: int
     low: float
     high: float
-    goal_unseen: bool = False
+    goal_seen: bool = False
 
     @classmethod
     def of(

@@ -19,7 +19,7 @@ from sb3_gpg.estimator.binning import Binning, binning_levels
 from sb3_gpg.estimator.cross_fitting import FittedEstimate, Samples, fitted_estimate
 from sb3_gpg.estimator.fitted_baselines import knn_features, linear_features, trajectory_order
 from sb3_gpg.estimator.group_baseline import advantage_stats, group_baselines, group_bootstrap
-from sb3_gpg.estimator.optimism import goal_unseen, novelty
+from sb3_gpg.estimator.optimism import goal_seen, novelty, one_cost
 from sb3_gpg.estimator.options import AUTO, GroupOptions
 from sb3_gpg.estimator.returns import (
     completed_returns,
@@ -159,15 +159,16 @@ def estimate(
     in_group = ~env_major(cut) if options.truncated_returns == "mask" else np.ones(cut.size, dtype=bool)
     fitted = None
     if options.baseline != "bins":
-        unseen = goal_unseen(rewards, episode_starts, episode_times, last_dones)
+        seen = goal_seen(rewards, episode_starts, episode_times, last_dones)
         optimistic = (
             options.baseline == "linear"
             and (options.baseline_kwargs or {})["optimism"]
             and gae_lambda < 1.0
-            and unseen
-            and all(entry.goal_unseen for entry in (memory.rollouts if memory is not None else []))
+            and one_cost(rewards)
+            and not seen
+            and not any(entry.goal_seen for entry in (memory.rollouts if memory is not None else []))
         )
-        fitted = _fitted(rollout, discounted, cut, ids, in_group, last_obs, gamma, bootstrap, memory, unseen, optimistic)
+        fitted = _fitted(rollout, discounted, cut, ids, in_group, last_obs, gamma, bootstrap, memory, seen, optimistic)
     fits = fitted is not None and fitted.baselines is not None
     # the bootstrap's diagnostics, where it runs
     bootstrap_stats = {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0} if bootstrap else {}
@@ -294,7 +295,7 @@ def _fitted(
     gamma: float,
     bootstrap: bool,
     memory: BaselineMemory | None,
-    unseen: bool,
+    seen: bool,
     optimistic: bool,
 ) -> FittedEstimate | None:
     """
@@ -303,7 +304,7 @@ def _fitted(
     :param ids: trajectory of every sample, env-major
     :param in_group: which samples (env-major) are in the group
     :param bootstrap: whether the cut returns are completed
-    :param unseen: whether the rollout cost the same every step and found no goal (kept with its memory entry)
+    :param seen: whether an episode of the rollout found a goal (kept with its memory entry)
     :param optimistic: whether the baselines (and the values after the rollout) are raised by their novelty
         (``optimism``), in units of the returns' spread
     :return: the fitted baseline's cross-fitted estimate of the group's samples (``cross_fitting``); without
@@ -340,7 +341,7 @@ def _fitted(
         memory = None
     fitted = fitted_estimate(options.baseline, samples, folds, memory, bootstrap, **baseline_kwargs)
     if fitted is not None and fitted.memory_entry is not None:
-        fitted = fitted._replace(memory_entry=fitted.memory_entry._replace(goal_unseen=unseen))
+        fitted = fitted._replace(memory_entry=fitted.memory_entry._replace(goal_seen=seen))
     if not (optimistic and fitted is not None and fitted.baselines is not None and fitted.memory_entry is not None):
         return fitted
     grams = [fitted.memory_entry.gram, *(rollout.gram for rollout in (memory.rollouts if memory is not None else []))]

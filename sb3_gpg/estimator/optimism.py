@@ -8,7 +8,8 @@ linear baseline gets that start from its own statistics: in such a rollout each 
 novelty, how little of the fit's samples (the rollout's and the remembered ones') its features resemble, read by
 lambda-returns as the critic's optimism is; with lambda 1 a baseline's differences cancel, and nothing is raised. A
 rollout short against the episodes may hold no episode's end at all: the goal counts as unseen only where neither it
-nor any remembered rollout saw an episode find it.
+nor any remembered rollout saw an episode find it (a remembered rollout whose cost moved more, VecNormalize's first
+steps, did not).
 
 Pure array code; nothing here knows of Stable-Baselines3 (torch's linear algebra, which keeps to torch's threads).
 """
@@ -21,24 +22,37 @@ import torch as th
 SCALE_DRIFT = 1e-2
 
 
-def goal_unseen(rewards: np.ndarray, episode_starts: np.ndarray, episode_times: np.ndarray, last_dones: np.ndarray) -> bool:
+def one_cost(rewards: np.ndarray) -> bool:
+    """
+    :param rewards: reward of every step, shape (n_steps, n_envs)
+    :return: whether every step cost the same: the rewards negative, equal on every env at each step, their scale
+        moving by at most ``SCALE_DRIFT`` from one step to the next
+    """
+    if rewards.size == 0 or not rewards.max() < 0:
+        return False
+    per_step = rewards[:, 0]
+    return not _envs_differ(rewards) and not np.any(np.abs(np.diff(per_step)) > SCALE_DRIFT * -per_step[:-1])
+
+
+def goal_seen(rewards: np.ndarray, episode_starts: np.ndarray, episode_times: np.ndarray, last_dones: np.ndarray) -> bool:
     """
     :param rewards: reward of every step, shape (n_steps, n_envs)
     :param episode_starts: whether each step starts an episode
     :param episode_times: steps since each sample's episode began
     :param last_dones: whether each env's last step ended its episode
-    :return: whether every step cost the same (``SCALE_DRIFT``; rewards negative) and no episode ended inside the
-        rollout before the longest episode time in it (one that ends earlier found the goal)
+    :return: whether an episode ended inside the rollout before the longest episode time in it (it found the goal,
+        where the others run to the time limit), or the envs' rewards differed at some step (one of them got another
+        reward than the cost)
     """
-    if rewards.size == 0 or not rewards.max() < 0:
-        return False
-    per_step = rewards[:, 0]
-    if np.any(np.abs(rewards - per_step[:, None]) > 1e-6 * -per_step[:, None]):
-        return False
-    if np.any(np.abs(np.diff(per_step)) > SCALE_DRIFT * -per_step[:-1]):
-        return False
     ended = np.concatenate([episode_starts[1:].astype(bool), np.asarray(last_dones, dtype=bool)[None]], axis=0)
-    return not ended.any() or episode_times[ended].min() >= episode_times.max()
+    early = bool(ended.any()) and episode_times[ended].min() < episode_times.max()
+    return early or _envs_differ(rewards)
+
+
+def _envs_differ(rewards: np.ndarray) -> bool:
+    """:return: whether some step's rewards differ between envs by more than rounding"""
+    per_step = rewards[:, :1]
+    return bool(np.any(np.abs(rewards - per_step) > 1e-6 * np.abs(per_step)))
 
 
 def novelty(features: np.ndarray, grams: list[np.ndarray], ridge: float) -> np.ndarray:
