@@ -106,7 +106,9 @@ class AdvantageSignal(RolloutEndCallback):
     log-std score under the policy that took it, ``sum(((a - mean) / std) ** 2 - 1)`` over the action's dimensions
     (``diagnosis/advantage_logstd_corr``): the normalised advantages' pull on the policy's log std, positive where
     noisier actions did better. Where it is near 0 the update leaves the noise as it is. Beside it, how far the
-    samples agree on which way to move the action's mean (``diagnosis/mean_gradient_agreement``, ``_agreement``).
+    samples agree on which way to move the action's mean (``diagnosis/mean_gradient_agreement``, ``_agreement``), and
+    how far the advantages follow the reward of their own step (``diagnosis/advantage_reward_corr``: where the reward
+    is progress, as BipedalWalker's is, which way the update moves the policy: towards striding or towards standing).
     """
 
     def _on_rollout_end(self) -> None:
@@ -114,6 +116,8 @@ class AdvantageSignal(RolloutEndCallback):
         buffer = model.rollout_buffer
         advantages = np.asarray(buffer.advantages, dtype=np.float64).reshape(-1)
         self.logger.record("diagnosis/advantage_std", float(np.std(advantages)))
+        rewards = np.asarray(buffer.rewards, dtype=np.float64).reshape(-1)
+        self.logger.record("diagnosis/advantage_reward_corr", _correlation(advantages, rewards))
         if not isinstance(model.action_space, spaces.Box) or isinstance(buffer.observations, dict):
             return
         shape = model.observation_space.shape or ()
@@ -124,9 +128,7 @@ class AdvantageSignal(RolloutEndCallback):
             assert isinstance(normal, th.distributions.Normal), "a Gaussian policy's (Box actions)"
             noise = (actions - normal.mean) / normal.stddev
         score = (noise**2 - 1).sum(dim=-1).cpu().numpy().astype(np.float64)
-        spread = np.std(advantages) * np.std(score)
-        correlation = float(np.mean((advantages - advantages.mean()) * (score - score.mean())) / spread) if spread > 0 else 0.0
-        self.logger.record("diagnosis/advantage_logstd_corr", correlation)
+        self.logger.record("diagnosis/advantage_logstd_corr", _correlation(advantages, score))
         self.logger.record("diagnosis/mean_gradient_agreement", self._agreement(observations, actions, advantages))
 
     def _agreement(self, observations: th.Tensor, actions: th.Tensor, advantages: np.ndarray) -> float:
@@ -149,6 +151,12 @@ class AdvantageSignal(RolloutEndCallback):
         unit = th.nn.functional.normalize(th.stack(gradients), dim=1)
         cosines = unit @ unit.T
         return float((cosines.sum() - cosines.diagonal().sum()) / (len(parts) * (len(parts) - 1)))
+
+
+def _correlation(first: np.ndarray, second: np.ndarray) -> float:
+    """:return: the two arrays' correlation over their entries (0 where either is constant)"""
+    spread = np.std(first) * np.std(second)
+    return float(np.mean((first - first.mean()) * (second - second.mean())) / spread) if spread > 0 else 0.0
 
 
 class WithoutTime(nn.Module):

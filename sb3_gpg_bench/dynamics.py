@@ -33,6 +33,7 @@ QUANTITIES = {
     "diagnosis/advantage_std": "advantages' std (critic_variants.AdvantageSignal)",
     "diagnosis/advantage_logstd_corr": "advantages' correlation with the log-std score",
     "diagnosis/mean_gradient_agreement": "parts' agreement on the mean's gradient",
+    "diagnosis/advantage_reward_corr": "advantages' correlation with their step's reward",
 }
 # the baseline's held-out explained variance (GPG) and the critic's on the same footing (PPO, ReturnsExplained)
 EXPLAINED_KEYS = (

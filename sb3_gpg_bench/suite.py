@@ -63,6 +63,7 @@ LOGGED_KEYS = (
     "diagnosis/advantage_std",
     "diagnosis/advantage_logstd_corr",
     "diagnosis/mean_gradient_agreement",
+    "diagnosis/advantage_reward_corr",
 )
 
 

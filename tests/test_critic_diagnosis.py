@@ -169,6 +169,21 @@ def test_advantage_signal_logs_the_advantages_pull_on_the_noise(algorithm):
     assert len(series["diagnosis/advantage_logstd_corr"]) == 2
     assert len(series["diagnosis/mean_gradient_agreement"]) == 2
     assert all(-1 <= value <= 1 for _, value in series["diagnosis/mean_gradient_agreement"])
+    assert len(series["diagnosis/advantage_reward_corr"]) == 2
+
+
+def test_advantage_signal_reads_how_far_the_advantages_follow_their_steps_reward():
+    model, callback, _, _, _ = _pendulum_rollout(64)
+    buffer = model.rollout_buffer
+    noise = np.random.default_rng(2).normal(size=buffer.rewards.shape)
+    for advantages, expected in ((-2.0 * buffer.rewards + 3.0, -1.0), (buffer.rewards + noise * buffer.rewards.std(), 0.7)):
+        buffer.advantages[:] = advantages
+        stream = io.StringIO()
+        model.set_logger(Logger(folder=None, output_formats=[HumanOutputFormat(stream)]))
+        callback.on_rollout_end()
+        model.logger.dump(0)
+        (value,) = [value for _, value in logged_series(stream.getvalue(), LOGGED_KEYS)["diagnosis/advantage_reward_corr"]]
+        assert value == pytest.approx(expected, abs=0.1)
 
 
 def _pendulum_rollout(n_steps: int) -> tuple[GPG, AdvantageSignal, th.Tensor, th.Tensor, th.Tensor]:
