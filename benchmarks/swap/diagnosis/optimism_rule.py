@@ -1,0 +1,62 @@
+"""The second step of the optimism's rule (README.md): over the 17 tasks on the seeds given, the linear baseline's
+optimism on (gpg_swap_optimism) against the sound default. Only MountainCar-v0 and Acrobot-v1 cost the same every step,
+so the candidate's runs there are this folder's optimism/runs and elsewhere the sound default's own, which train the
+same with it on or off. Per task: the means, the larger std over the seeds, the verdict, the runs whose last evaluation
+never reaches the goal; then both IQMs of PPO-normalised final evaluations with 95% bootstrap intervals (PPO's seeds
+100-101 as the scale, as ../sound_default).
+
+    python benchmarks/swap/diagnosis/optimism_rule.py 100 101 104 105 106 107
+"""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).parent
+SOUND = HERE.parent / "sound_default"
+_spec = importlib.util.spec_from_file_location("sound_rule", SOUND / "rule.py")
+assert _spec is not None and _spec.loader is not None
+sound_rule = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sound_rule)
+
+CANDIDATE = "gpg_swap_optimism"
+NEVER = {"MountainCar-v0": -200.0, "Acrobot-v1": -500.0}  # every episode of the evaluation timed out
+NEW = sound_rule.NEW
+
+
+def main() -> None:
+    seeds = [int(seed) for seed in sys.argv[1:]] or [100, 101, 104, 105, 106, 107]
+    random = json.loads((sound_rule.PREVIOUS / "random_scores.json").read_text())
+    rows = [
+        f"| task | PPO (seeds 100-101) | sound default | {CANDIDATE} | difference | spread | verdict | never the goal |",
+        "|---" * 8 + "|",
+    ]
+    normalised: dict[str, list[list[float]]] = {NEW: [], CANDIDATE: []}
+    verdicts: dict[str, list[str]] = {}
+    for task in sound_rule.tasks():
+        root, setting = (HERE / "optimism", CANDIDATE) if task in NEVER else (SOUND, NEW)
+        sound = np.array([sound_rule.final(sound_rule.run(SOUND, task, NEW, seed), 0) for seed in seeds])
+        candidate = np.array([sound_rule.final(sound_rule.run(root, task, setting, seed), 0) for seed in seeds])
+        ppo = np.array([sound_rule.final(sound_rule.run(sound_rule.PREVIOUS, task, "ppo", seed), 0) for seed in (100, 101)])
+        spread = max(sound.std(), candidate.std())
+        difference = candidate.mean() - sound.mean()
+        verdict = sound_rule.judge(task, difference, spread, verdicts)
+        never = ""
+        if task in NEVER:
+            never = (
+                f"{int((sound <= NEVER[task]).sum())} of {len(seeds)} against "
+                f"{int((candidate <= NEVER[task]).sum())} of {len(seeds)}"
+            )
+        rows.append(
+            f"| {task} | {ppo.mean():.1f} | {sound.mean():.1f} ± {sound.std():.1f} | {candidate.mean():.1f} ± "
+            f"{candidate.std():.1f} | {difference:+.1f} | {spread:.1f} | {verdict} | {never} |"
+        )
+        sound_rule.normalise(normalised, random[task]["mean"], ppo, {NEW: sound, CANDIDATE: candidate})
+    sound_rule.summarise(rows, verdicts, normalised, seeds)
+
+
+if __name__ == "__main__":
+    main()
