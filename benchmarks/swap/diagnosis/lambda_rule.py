@@ -51,15 +51,8 @@ def main() -> None:
             continue
         sound = np.array([sound_rule.final(folder, 0) for folder in folders[: len(seeds)]])
         candidate = np.array([sound_rule.final(folder, 0) for folder in folders[len(seeds) :]])
-        ppo = np.array([sound_rule.final(sound_rule.run(sound_rule.PREVIOUS, task, "ppo", seed), 0) for seed in (100, 101)])
-        spread = max(sound.std(), candidate.std())
-        difference = candidate.mean() - sound.mean()
-        verdict = sound_rule.judge(task, difference, spread, verdicts)
-        rows.append(
-            f"| {task} | {ppo.mean():.1f} | {sound.mean():.1f} ± {sound.std():.1f} | {candidate.mean():.1f} ± "
-            f"{candidate.std():.1f} | {difference:+.1f} | {spread:.1f} | {verdict} |"
-        )
-        sound_rule.normalise(normalised, random[task]["mean"], ppo, {NEW: sound, candidate_name: candidate})
+        cells = sound_rule.compare(task, {NEW: sound, candidate_name: candidate}, random[task]["mean"], normalised, verdicts)
+        rows.append(f"| {task} | {' | '.join(cells)} |")
     sound_rule.summarise(rows, verdicts, normalised, seeds)
 
 

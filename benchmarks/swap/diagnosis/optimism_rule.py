@@ -40,21 +40,14 @@ def main() -> None:
         root, setting = (HERE / "optimism", CANDIDATE) if task in NEVER else (SOUND, NEW)
         sound = np.array([sound_rule.final(sound_rule.run(SOUND, task, NEW, seed), 0) for seed in seeds])
         candidate = np.array([sound_rule.final(sound_rule.run(root, task, setting, seed), 0) for seed in seeds])
-        ppo = np.array([sound_rule.final(sound_rule.run(sound_rule.PREVIOUS, task, "ppo", seed), 0) for seed in (100, 101)])
-        spread = max(sound.std(), candidate.std())
-        difference = candidate.mean() - sound.mean()
-        verdict = sound_rule.judge(task, difference, spread, verdicts)
+        cells = sound_rule.compare(task, {NEW: sound, CANDIDATE: candidate}, random[task]["mean"], normalised, verdicts)
         never = ""
         if task in NEVER:
             never = (
                 f"{int((sound <= NEVER[task]).sum())} of {len(seeds)} against "
                 f"{int((candidate <= NEVER[task]).sum())} of {len(seeds)}"
             )
-        rows.append(
-            f"| {task} | {ppo.mean():.1f} | {sound.mean():.1f} ± {sound.std():.1f} | {candidate.mean():.1f} ± "
-            f"{candidate.std():.1f} | {difference:+.1f} | {spread:.1f} | {verdict} | {never} |"
-        )
-        sound_rule.normalise(normalised, random[task]["mean"], ppo, {NEW: sound, CANDIDATE: candidate})
+        rows.append(f"| {task} | {' | '.join(cells)} | {never} |")
     sound_rule.summarise(rows, verdicts, normalised, seeds)
 
 

@@ -49,6 +49,31 @@ def normalise(normalised: dict[str, list[list[float]]], floor: float, ppo: np.nd
             normalised[name].append(list((values - floor) / scale))
 
 
+def compare(
+    task: str,
+    scores: dict[str, np.ndarray],
+    floor: float,
+    normalised: dict[str, list[list[float]]],
+    verdicts: dict[str, list[str]],
+) -> list[str]:
+    """
+    A task's row of a candidate's rule against the sound default on the same seeds.
+
+    :param scores: the sound default's final evaluations, then the candidate's, by setting name
+    :param floor: random play's mean score on the task
+    :return: the row's cells after the task: PPO's mean (seeds 100-101), each setting's mean ± std, the difference, the
+        larger std and the verdict (recorded in ``verdicts``); the scores are appended to ``normalised``
+    """
+    sound, candidate = scores.values()
+    ppo = np.array([final(run(PREVIOUS, task, "ppo", seed), 0) for seed in (100, 101)])
+    spread = max(sound.std(), candidate.std())
+    difference = candidate.mean() - sound.mean()
+    verdict = judge(task, difference, spread, verdicts)
+    normalise(normalised, floor, ppo, scores)
+    means = [f"{values.mean():.1f} ± {values.std():.1f}" for values in (sound, candidate)]
+    return [f"{ppo.mean():.1f}", *means, f"{difference:+.1f}", f"{spread:.1f}", verdict]
+
+
 def summarise(
     rows: list[str], verdicts: dict[str, list[str]], normalised: dict[str, list[list[float]]], seeds: list[int]
 ) -> None:
