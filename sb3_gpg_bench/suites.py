@@ -434,6 +434,16 @@ SWAP = [
     # the swap with a baseline that ranks nearby states (the mean return of the nearest samples of other trajectories):
     # the diagnosis's test of the linear baseline's differences between states (benchmarks/swap/diagnosis)
     Setting("gpg_swap_knn", "gpg", ("baseline:'knn'", "truncated_returns:None"), PPO_ENTRY),
+    # what PPO's walk needs of its critic (benchmarks/swap/diagnosis/critic_need): PPO whose critic is never trained
+    # (its values stay at SB3's initialisation), and the swap with one constant baseline (GAE over it reads the next
+    # steps' rewards alone), each against its own algorithm's runs
+    Setting("ppo_frozen_critic", "ppo", ("vf_coef:0.0", f"callback:[{RETURNS_EXPLAINED!r},{ADVANTAGE_SIGNAL!r}]")),
+    Setting(
+        "gpg_swap_constant",
+        "gpg",
+        ("baseline:'bins'", "binning:'universal'", "truncated_returns:'bootstrap'", f"callback:{ADVANTAGE_SIGNAL!r}"),
+        PPO_ENTRY,
+    ),
     # the constructor's estimator with the linear baseline's optimism while a constant cost per step hides the goal
     # (MountainCar-v0, Acrobot-v1; the other tasks train as gpg_swap_sound)
     Setting("gpg_swap_optimism", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'optimism':True}"), PPO_ENTRY),
