@@ -21,11 +21,16 @@ the values against lambda-returns built from those same values, which flatters t
 ``AdvantageSignal`` changes nothing either: for GPG and PPO alike, it logs what sets how far an update moves a
 Gaussian policy's noise (the swap's diagnosis, ``sb3_gpg_bench.dynamics``).
 
+``TimeCritic`` gives PPO's critic the episode time (its actor does not read it), and ``BaselineWithoutTime`` takes
+the time out of GPG's linear baseline: the swap's diagnosis's test of what the time in a value does (on
+BipedalWalker-v3).
+
 ``HeldOutResiduals`` changes nothing either: for GPG, it keeps per rollout the count, mean and variance of the returns
 in the loss and of their residuals from the held-out baselines, from which an explained variance pooled over many
 rollouts follows (a rollout of a few samples of one trajectory has returns too alike for its own to mean much).
 """
 
+import importlib
 import json
 import os
 from functools import partial
@@ -40,6 +45,8 @@ from torch import nn
 
 from sb3_gpg.estimator.fitted_baselines import OBS_CLIP
 
+# the module whose feature function BaselineWithoutTime replaces (the package's name "estimate" is its function)
+estimate_module = importlib.import_module("sb3_gpg.estimator.estimate")
 # the rollout's parts whose policy gradients ``AdvantageSignal`` compares
 AGREEMENT_PARTS = 8
 
@@ -208,6 +215,54 @@ class LinearCritic(BaseCallback):
         policy.to(self.model.device)
         learning_rate = self.model.lr_schedule(1)
         policy.optimizer = policy.optimizer_class(policy.parameters(), lr=learning_rate, **policy.optimizer_kwargs)  # type: ignore[call-arg]
+
+
+class TimeCritic(BaseCallback):
+    """
+    PPO's critic reading the episode time, as GPG's linear baseline does, its actor not: the actor's first layer is
+    rebuilt to read the observation without its last entry (the time, from ``gymnasium.wrappers.TimeAwareObservation``),
+    the critic keeps its network and reads the whole observation. The optimiser is rebuilt over the new parameters; a
+    model trained with it does not load into its policy class: a diagnostic.
+    """
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_start(self) -> None:
+        policy = self.model.policy
+        assert isinstance(policy, ActorCriticPolicy)
+        first = policy.mlp_extractor.policy_net[0]
+        assert isinstance(first, nn.Linear) and first.in_features == policy.features_dim
+        actor_first = nn.Linear(first.in_features - 1, first.out_features)
+        if policy.ortho_init:
+            policy.init_weights(actor_first, gain=np.sqrt(2))
+        policy.mlp_extractor.policy_net[0] = WithoutTime(actor_first)
+        policy.to(self.model.device)
+        learning_rate = self.model.lr_schedule(1)
+        policy.optimizer = policy.optimizer_class(policy.parameters(), lr=learning_rate, **policy.optimizer_kwargs)  # type: ignore[call-arg]
+
+
+class BaselineWithoutTime(BaseCallback):
+    """
+    GPG's fitted baseline without the episode time: while the model trains, the linear baseline's features are made
+    with every sample's time at 0, so that its cubic in the time is constant and the fit reads the observation alone,
+    as PPO's critic does. The binning and everything else still read the times. The estimator's feature function is
+    replaced for the process (and put back when training ends): a diagnostic.
+    """
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_start(self) -> None:
+        self._features = estimate_module.linear_features
+
+        def without_time(flat_obs: np.ndarray, times: np.ndarray, *args, **kwargs) -> np.ndarray:
+            return self._features(flat_obs, np.zeros_like(times), *args, **kwargs)
+
+        estimate_module.linear_features = without_time  # type: ignore[attr-defined]
+
+    def _on_training_end(self) -> None:
+        estimate_module.linear_features = self._features  # type: ignore[attr-defined]
 
 
 class HeldOutResiduals(RolloutEndCallback):

@@ -375,6 +375,8 @@ PPO_ENTRY = "rl_zoo3_ppo"
 CONSTRUCTOR_ESTIMATOR = ("baseline:'auto'", "truncated_returns:None")
 RETURNS_EXPLAINED = "sb3_gpg_bench.critic_variants.ReturnsExplained"
 ADVANTAGE_SIGNAL = "sb3_gpg_bench.critic_variants.AdvantageSignal"
+TIME_CRITIC = "sb3_gpg_bench.critic_variants.TimeCritic"
+WITHOUT_TIME = "sb3_gpg_bench.critic_variants.BaselineWithoutTime"
 # The one-word swap: GPG with PPO's entry and the constructor's estimator defaults, and with the linear baseline
 SWAP = [
     Setting("ppo", "ppo"),
@@ -443,6 +445,19 @@ SWAP = [
         "gpg",
         ("baseline:'bins'", "binning:'universal'", "truncated_returns:'bootstrap'", f"callback:{ADVANTAGE_SIGNAL!r}"),
         PPO_ENTRY,
+    ),
+    # what the episode time in a value does (benchmarks/swap/diagnosis/critic_need): PPO's critic reading it (its actor
+    # not), and the swap's linear baseline without it
+    Setting(
+        "ppo_time_critic",
+        "ppo",
+        (
+            "env_wrapper:'gymnasium.wrappers.TimeAwareObservation'",
+            f"callback:[{RETURNS_EXPLAINED!r},{ADVANTAGE_SIGNAL!r},{TIME_CRITIC!r}]",
+        ),
+    ),
+    Setting(
+        "gpg_swap_no_time", "gpg", (*CONSTRUCTOR_ESTIMATOR, f"callback:[{ADVANTAGE_SIGNAL!r},{WITHOUT_TIME!r}]"), PPO_ENTRY
     ),
     # the constructor's estimator with the linear baseline's optimism while a constant cost per step hides the goal
     # (MountainCar-v0, Acrobot-v1; the other tasks train as gpg_swap_sound)

@@ -15,7 +15,15 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.logger import HumanOutputFormat, Logger
 
 from sb3_gpg import GPG
-from sb3_gpg_bench.critic_variants import AdvantageSignal, FreshCritic, LinearCritic, ReturnsExplained
+from sb3_gpg_bench.critic_variants import (
+    AdvantageSignal,
+    BaselineWithoutTime,
+    FreshCritic,
+    LinearCritic,
+    ReturnsExplained,
+    TimeCritic,
+    estimate_module,
+)
 from sb3_gpg_bench.explained_variance import explained_report
 from sb3_gpg_bench.suite import LOGGED_KEYS, logged_series, thinned
 from sb3_gpg_bench.suites import Setting, Suite
@@ -85,16 +93,23 @@ def test_fresh_critic_reinitialises_the_value_network_and_its_adam_moments_only(
     assert not any(id(p) in value_parameters for p in state) and any(id(p) not in value_parameters for p in state)
 
 
-def test_linear_critic_is_linear_in_the_linear_baselines_features_and_the_actor_ignores_the_time():
+def _time_aware_ppo_whose_actor_ignores_the_time(callback, steps: int, obs: th.Tensor):
+    """:return: the policy of PPO trained on Pendulum with the time observed and ``callback``, checked to be optimised
+    whole and to act alike at two times (the rows of ``obs`` differ by their time alone)"""
     env = make_vec_env("Pendulum-v1", n_envs=2, seed=0, wrapper_class=TimeAwareObservation)
     model = PPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=2, seed=0, device="cpu")
-    model.learn(256, callback=LinearCritic())
+    model.learn(steps, callback=callback)
     policy = model.policy
     assert {id(p) for p in policy.parameters()} == {id(p) for group in policy.optimizer.param_groups for p in group["params"]}
-    obs = th.tensor([[0.5, -0.25, 12.0, 3.0], [0.5, -0.25, 12.0, 40.0]])
     means = policy.get_distribution(obs).distribution.mean.detach()
     # equal but for the last bits of a sliced input's matrix product
     assert th.allclose(means[0], means[1], rtol=1e-6, atol=1e-9)
+    return policy
+
+
+def test_linear_critic_is_linear_in_the_linear_baselines_features_and_the_actor_ignores_the_time():
+    obs = th.tensor([[0.5, -0.25, 12.0, 3.0], [0.5, -0.25, 12.0, 40.0]])
+    policy = _time_aware_ppo_whose_actor_ignores_the_time(LinearCritic(), 256, obs)
     # by hand: weights on [clip(obs), clip(obs)**2, t, t**2, t**3, 1]
     weights, bias = policy.value_net.weight.detach()[0], policy.value_net.bias.detach()[0]
     assert float(weights.abs().sum()) > 0  # trained away from its zero start
@@ -103,6 +118,36 @@ def test_linear_critic_is_linear_in_the_linear_baselines_features_and_the_actor_
         t = row[3]
         features = th.cat([x, x**2, th.stack([t, t**2, t**3, th.tensor(1.0)])])
         assert float(policy.predict_values(row[None])[0, 0]) == pytest.approx(float(features @ weights + bias), rel=1e-5)
+
+
+def test_time_critic_reads_the_time_where_the_actor_does_not():
+    obs = th.tensor([[0.5, -0.25, 1.0, 3.0], [0.5, -0.25, 1.0, 40.0]])
+    policy = _time_aware_ppo_whose_actor_ignores_the_time(TimeCritic(), 128, obs)
+    values = policy.predict_values(obs).detach()
+    assert abs(float(values[0, 0] - values[1, 0])) > 1e-3
+
+
+def test_baseline_without_time_fits_the_observation_alone_and_is_put_back():
+    original = estimate_module.linear_features
+    model = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    seen = []
+
+    def recording(flat_obs, times, *args, **kwargs):
+        features = original(flat_obs, times, *args, **kwargs)
+        seen.append((times.copy(), features))
+        return features
+
+    estimate_module.linear_features = recording
+    try:
+        model.learn(128, callback=BaselineWithoutTime())
+        assert estimate_module.linear_features is recording  # put back when training ended
+    finally:
+        estimate_module.linear_features = original
+    assert seen and all(not times.any() for times, _ in seen)
+    # the cubic in the time is constant over a rollout's samples, the observation's columns are not (the state after
+    # the rollout is one row)
+    rollouts = [features for _, features in seen if len(features) > 1]
+    assert rollouts and all(np.ptp(f[:, 1:4], axis=0).max() == 0 and np.ptp(f[:, 4:7], axis=0).min() > 0 for f in rollouts)
 
 
 def test_returns_explained_scores_ppos_values_against_the_rollouts_monte_carlo_returns():
