@@ -21,9 +21,10 @@ the values against lambda-returns built from those same values, which flatters t
 ``AdvantageSignal`` changes nothing either: for GPG and PPO alike, it logs what sets how far an update moves a
 Gaussian policy's noise (the swap's diagnosis, ``sb3_gpg_bench.dynamics``).
 
-``TimeCritic`` gives PPO's critic the episode time (its actor does not read it), and ``BaselineWithoutTime`` takes
-the time out of GPG's linear baseline: the swap's diagnosis's test of what the time in a value does (on
-BipedalWalker-v3).
+``MonteCarloCritic`` trains PPO's critic on the Monte-Carlo returns, as GPG's baseline is fitted, rather than on
+lambda-returns over its own values. ``TimeCritic`` gives PPO's critic the episode time (its actor does not read it),
+and ``BaselineWithoutTime`` takes the time out of GPG's linear baseline. The three are the swap's diagnosis's tests of
+what separates PPO's critic from GPG's baseline on BipedalWalker-v3.
 
 ``HeldOutResiduals`` changes nothing either: for GPG, it keeps per rollout the count, mean and variance of the returns
 in the loss and of their residuals from the held-out baselines, from which an explained variance pooled over many
@@ -89,21 +90,44 @@ class ReturnsExplained(RolloutEndCallback):
     """Log the explained variance of PPO's rollout values against the rollout's Monte-Carlo returns."""
 
     def _on_rollout_end(self) -> None:
-        model = self.on_policy_model
-        buffer = model.rollout_buffer
-        last_values = self.locals["values"].detach().cpu().numpy().reshape(-1)
-        not_done = 1.0 - np.asarray(self.locals["dones"], dtype=np.float64)
-        for key, after in (("returns", last_values * not_done), ("cut_returns", np.zeros_like(last_values))):
-            following = after
-            returns = np.zeros_like(buffer.rewards, dtype=np.float64)
-            for step in reversed(range(buffer.buffer_size)):
-                returns[step] = buffer.rewards[step] + model.gamma * following
-                # the step's return ends where the next sample starts an episode (SB3 adds a truncated episode's
-                # bootstrap to its last reward)
-                following = returns[step] * (1.0 - buffer.episode_starts[step])
+        buffer = self.on_policy_model.rollout_buffer
+        for key, completed in (("returns", True), ("cut_returns", False)):
+            returns = monte_carlo_returns(self.on_policy_model, self.locals, completed)
             variance = np.var(returns)
             explained = float("nan") if variance == 0 else float(1 - np.var(returns - buffer.values) / variance)
             self.logger.record(f"diagnosis/{key}_explained_variance", explained)
+
+
+class MonteCarloCritic(RolloutEndCallback):
+    """
+    PPO's critic trained on the rollout's Monte-Carlo returns, as GPG's baseline is fitted, rather than on the
+    lambda-returns over its own values: after the advantages are computed (GAE over the critic's values, unchanged),
+    the buffer's returns, the value loss's targets, are replaced by the discounted returns, a cut one completed by the
+    value of the state after the rollout.
+    """
+
+    def _on_rollout_end(self) -> None:
+        buffer = self.on_policy_model.rollout_buffer
+        buffer.returns = monte_carlo_returns(self.on_policy_model, self.locals, True).astype(buffer.returns.dtype)
+
+
+def monte_carlo_returns(model: OnPolicyAlgorithm, rollout_locals: dict, completed: bool) -> np.ndarray:
+    """
+    :param rollout_locals: ``collect_rollouts``'s locals at the rollout's end (the values and dones after it)
+    :param completed: whether a return that the rollout's end cuts is completed by the value of the state after it
+    :return: each sample's discounted return within its episode (SB3 adds a time-limit cut's bootstrap to the last
+        reward)
+    """
+    buffer = model.rollout_buffer
+    last_values = rollout_locals["values"].detach().cpu().numpy().reshape(-1)
+    not_done = 1.0 - np.asarray(rollout_locals["dones"], dtype=np.float64)
+    following = last_values * not_done if completed else np.zeros_like(last_values)
+    returns = np.zeros_like(buffer.rewards, dtype=np.float64)
+    for step in reversed(range(buffer.buffer_size)):
+        returns[step] = buffer.rewards[step] + model.gamma * following
+        # the step's return ends where the next sample starts an episode
+        following = returns[step] * (1.0 - buffer.episode_starts[step])
+    return returns
 
 
 class AdvantageSignal(RolloutEndCallback):

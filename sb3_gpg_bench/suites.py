@@ -376,6 +376,7 @@ CONSTRUCTOR_ESTIMATOR = ("baseline:'auto'", "truncated_returns:None")
 RETURNS_EXPLAINED = "sb3_gpg_bench.critic_variants.ReturnsExplained"
 ADVANTAGE_SIGNAL = "sb3_gpg_bench.critic_variants.AdvantageSignal"
 TIME_CRITIC = "sb3_gpg_bench.critic_variants.TimeCritic"
+MC_CRITIC = "sb3_gpg_bench.critic_variants.MonteCarloCritic"
 WITHOUT_TIME = "sb3_gpg_bench.critic_variants.BaselineWithoutTime"
 # The one-word swap: GPG with PPO's entry and the constructor's estimator defaults, and with the linear baseline
 SWAP = [
@@ -456,6 +457,8 @@ SWAP = [
             f"callback:[{RETURNS_EXPLAINED!r},{ADVANTAGE_SIGNAL!r},{TIME_CRITIC!r}]",
         ),
     ),
+    # PPO's critic fitted on the Monte-Carlo returns, as GPG's baseline is, rather than on lambda-returns over itself
+    Setting("ppo_mc_critic", "ppo", (f"callback:[{RETURNS_EXPLAINED!r},{ADVANTAGE_SIGNAL!r},{MC_CRITIC!r}]",)),
     Setting(
         "gpg_swap_no_time", "gpg", (*CONSTRUCTOR_ESTIMATOR, f"callback:[{ADVANTAGE_SIGNAL!r},{WITHOUT_TIME!r}]"), PPO_ENTRY
     ),

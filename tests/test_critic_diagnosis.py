@@ -20,6 +20,7 @@ from sb3_gpg_bench.critic_variants import (
     BaselineWithoutTime,
     FreshCritic,
     LinearCritic,
+    MonteCarloCritic,
     ReturnsExplained,
     TimeCritic,
     estimate_module,
@@ -150,20 +151,21 @@ def test_baseline_without_time_fits_the_observation_alone_and_is_put_back():
     assert rollouts and all(np.ptp(f[:, 1:4], axis=0).max() == 0 and np.ptp(f[:, 4:7], axis=0).min() > 0 for f in rollouts)
 
 
-def test_returns_explained_scores_ppos_values_against_the_rollouts_monte_carlo_returns():
+def _cartpole_rollout(callbacks):
+    """:return: PPO on CartPole after one rollout of 2 x 64 steps collected with ``callbacks``, and the rollout's
+    returns by hand, env by env: each episode's discounted rewards, the one the rollout cuts completed by the value
+    after it (``True``) or left cut (``False``)"""
+    from stable_baselines3.common.callbacks import CallbackList
     from stable_baselines3.common.utils import obs_as_tensor
 
     model = PPO("MlpPolicy", make_vec_env("CartPole-v1", n_envs=2, seed=1), n_steps=64, seed=1, device="cpu")
-    callback = ReturnsExplained()
-    _, callback = model._setup_learn(128, callback=callback)
+    _, callback = model._setup_learn(128, callback=CallbackList(callbacks))
     model.collect_rollouts(model.env, callback, model.rollout_buffer, model.n_steps)
-    logged = model.logger.name_to_value
-    # by hand, env by env: each episode's discounted rewards, the one the rollout cuts completed by the value after it
-    # or left cut
     buffer, gamma = model.rollout_buffer, model.gamma
     after = model.policy.predict_values(obs_as_tensor(model._last_obs, "cpu")).detach().numpy().reshape(-1)
     assert buffer.episode_starts[1:].any()  # episodes end within the rollout
-    for key, completed in (("returns", True), ("cut_returns", False)):
+    by_hand = {}
+    for completed in (True, False):
         returns = np.zeros((64, 2))
         for env in range(2):
             following = after[env] if completed and not model._last_episode_starts[env] else 0.0
@@ -172,9 +174,28 @@ def test_returns_explained_scores_ppos_values_against_the_rollouts_monte_carlo_r
                 returns[step, env] = following
                 if buffer.episode_starts[step, env]:
                     following = 0.0
+        by_hand[completed] = returns
+    return model, by_hand
+
+
+def test_returns_explained_scores_ppos_values_against_the_rollouts_monte_carlo_returns():
+    model, by_hand = _cartpole_rollout([ReturnsExplained()])
+    logged, buffer = model.logger.name_to_value, model.rollout_buffer
+    for key, completed in (("returns", True), ("cut_returns", False)):
+        returns = by_hand[completed]
         expected = 1 - np.var(returns - buffer.values) / np.var(returns)
         assert logged[f"diagnosis/{key}_explained_variance"] == pytest.approx(expected, rel=1e-6)
     assert logged["diagnosis/returns_explained_variance"] != logged["diagnosis/cut_returns_explained_variance"]
+
+
+def test_monte_carlo_critic_trains_on_the_completed_returns_and_leaves_the_advantages():
+    model, _ = _cartpole_rollout([])
+    plain = model.rollout_buffer
+    model, by_hand = _cartpole_rollout([MonteCarloCritic()])
+    buffer = model.rollout_buffer
+    np.testing.assert_allclose(buffer.returns, by_hand[True], rtol=1e-5)
+    assert not np.allclose(plain.returns, buffer.returns, rtol=1e-3)  # GAE's lambda-returns differ
+    np.testing.assert_array_equal(plain.advantages, buffer.advantages)
 
 
 def test_explained_report_averages_each_quarter_per_seed_then_over_seeds(tmp_path):
