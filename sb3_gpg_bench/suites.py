@@ -374,9 +374,12 @@ PPO_ENTRY = "rl_zoo3_ppo"
 # entry the paper's estimator otherwise
 CONSTRUCTOR_ESTIMATOR = ("baseline:'auto'", "truncated_returns:None")
 RETURNS_EXPLAINED = "sb3_gpg_bench.critic_variants.ReturnsExplained"
+# the episode time as the observation's last entry, for the critics that read it
+TIME_AWARE = "env_wrapper:'gymnasium.wrappers.TimeAwareObservation'"
 ADVANTAGE_SIGNAL = "sb3_gpg_bench.critic_variants.AdvantageSignal"
 TIME_CRITIC = "sb3_gpg_bench.critic_variants.TimeCritic"
 MC_CRITIC = "sb3_gpg_bench.critic_variants.MonteCarloCritic"
+LINEAR_CRITIC_CALLBACK = "sb3_gpg_bench.critic_variants.LinearCritic"
 WITHOUT_TIME = "sb3_gpg_bench.critic_variants.BaselineWithoutTime"
 # The one-word swap: GPG with PPO's entry and the constructor's estimator defaults, and with the linear baseline
 SWAP = [
@@ -453,12 +456,18 @@ SWAP = [
         "ppo_time_critic",
         "ppo",
         (
-            "env_wrapper:'gymnasium.wrappers.TimeAwareObservation'",
+            TIME_AWARE,
             f"callback:[{RETURNS_EXPLAINED!r},{ADVANTAGE_SIGNAL!r},{TIME_CRITIC!r}]",
         ),
     ),
     # PPO's critic fitted on the Monte-Carlo returns, as GPG's baseline is, rather than on lambda-returns over itself
     Setting("ppo_mc_critic", "ppo", (f"callback:[{RETURNS_EXPLAINED!r},{ADVANTAGE_SIGNAL!r},{MC_CRITIC!r}]",)),
+    # PPO's critic linear in the linear baseline's features without the Fourier ones (time-aware), trained as PPO's
+    Setting(
+        "ppo_linear_critic",
+        "ppo",
+        (TIME_AWARE, f"callback:[{RETURNS_EXPLAINED!r},{ADVANTAGE_SIGNAL!r},{LINEAR_CRITIC_CALLBACK!r}]"),
+    ),
     Setting(
         "gpg_swap_no_time", "gpg", (*CONSTRUCTOR_ESTIMATOR, f"callback:[{ADVANTAGE_SIGNAL!r},{WITHOUT_TIME!r}]"), PPO_ENTRY
     ),
@@ -509,10 +518,7 @@ PPO_GPG_HALFCHEETAH = ("normalize:True", "n_envs:32", "n_steps:64", "batch_size:
                        "callback:'sb3_gpg_bench.critic_variants.ReturnsExplained'")  # fmt: skip
 # The same PPO without its critic's memory, or without its capacity (sb3_gpg_bench.critic_variants)
 FRESH_CRITIC = ("callback:'sb3_gpg_bench.critic_variants.FreshCritic'",)
-LINEAR_CRITIC = (
-    "callback:'sb3_gpg_bench.critic_variants.LinearCritic'",
-    "env_wrapper:'gymnasium.wrappers.TimeAwareObservation'",
-)
+LINEAR_CRITIC = (f"callback:{LINEAR_CRITIC_CALLBACK!r}", TIME_AWARE)
 # Each setting is for one task (--envs): the PPO settings are written for theirs
 CRITIC_DIAGNOSIS = [
     Setting("gpg", "gpg", (), "critic_diagnosis"),
