@@ -210,37 +210,6 @@ class RllabFeatures(nn.Module):
         return th.cat([obs, obs**2, t, t**2, t**3, th.ones_like(t)], dim=-1)
 
 
-class LinearCritic(BaseCallback):
-    """
-    Replace PPO's value network by a linear function of GPG's linear-baseline features, before training starts; the
-    actor keeps its architecture, its first layer reading the observation without the time. The optimiser is rebuilt
-    over the new parameters. A model trained with it no longer matches its policy class, so its saved file does not
-    load: a diagnostic, not a policy to keep.
-    """
-
-    def _on_step(self) -> bool:
-        return True
-
-    def _on_training_start(self) -> None:
-        policy = self.model.policy
-        assert isinstance(policy, ActorCriticPolicy) and policy.share_features_extractor
-        obs_dim = policy.features_dim
-        first = policy.mlp_extractor.policy_net[0]
-        assert isinstance(first, nn.Linear) and first.in_features == obs_dim
-        actor_first = nn.Linear(obs_dim - 1, first.out_features)
-        if policy.ortho_init:
-            policy.init_weights(actor_first, gain=np.sqrt(2))
-        policy.mlp_extractor.policy_net[0] = WithoutTime(actor_first)
-        policy.mlp_extractor.value_net = nn.Sequential(RllabFeatures())
-        policy.mlp_extractor.latent_dim_vf = 2 * (obs_dim - 1) + 4
-        policy.value_net = nn.Linear(policy.mlp_extractor.latent_dim_vf, 1)
-        nn.init.zeros_(policy.value_net.weight)
-        nn.init.zeros_(policy.value_net.bias)
-        policy.to(self.model.device)
-        learning_rate = self.model.lr_schedule(1)
-        policy.optimizer = policy.optimizer_class(policy.parameters(), lr=learning_rate, **policy.optimizer_kwargs)  # type: ignore[call-arg]
-
-
 class TimeCritic(BaseCallback):
     """
     PPO's critic reading the episode time, as GPG's linear baseline does, its actor not: the actor's first layer is
@@ -261,9 +230,30 @@ class TimeCritic(BaseCallback):
         if policy.ortho_init:
             policy.init_weights(actor_first, gain=np.sqrt(2))
         policy.mlp_extractor.policy_net[0] = WithoutTime(actor_first)
+        self._build_critic(policy)
         policy.to(self.model.device)
         learning_rate = self.model.lr_schedule(1)
         policy.optimizer = policy.optimizer_class(policy.parameters(), lr=learning_rate, **policy.optimizer_kwargs)  # type: ignore[call-arg]
+
+    def _build_critic(self, policy: ActorCriticPolicy) -> None:
+        """The critic as it is, here; a subclass replaces it (after the actor's layer, before the optimiser)."""
+
+
+class LinearCritic(TimeCritic):
+    """
+    Replace PPO's value network by a linear function of GPG's linear-baseline features, before training starts; the
+    actor keeps its architecture, its first layer reading the observation without the time (``TimeCritic``). A model
+    trained with it no longer matches its policy class, so its saved file does not load: a diagnostic, not a policy
+    to keep.
+    """
+
+    def _build_critic(self, policy: ActorCriticPolicy) -> None:
+        assert policy.share_features_extractor
+        policy.mlp_extractor.value_net = nn.Sequential(RllabFeatures())
+        policy.mlp_extractor.latent_dim_vf = 2 * (policy.features_dim - 1) + 4
+        policy.value_net = nn.Linear(policy.mlp_extractor.latent_dim_vf, 1)
+        nn.init.zeros_(policy.value_net.weight)
+        nn.init.zeros_(policy.value_net.bias)
 
 
 class BaselineWithoutTime(BaseCallback):
