@@ -471,6 +471,14 @@ SWAP = [
     Setting(
         "gpg_swap_no_time", "gpg", (*CONSTRUCTOR_ESTIMATOR, f"callback:[{ADVANTAGE_SIGNAL!r},{WITHOUT_TIME!r}]"), PPO_ENTRY
     ),
+    # the constructor's estimator with the linear baseline fitted on its own lambda-returns (GAE's lambda of the
+    # entry), as PPO's critic is, rather than on the returns (benchmarks/swap/diagnosis/critic_need)
+    Setting(
+        "gpg_swap_lambda_target",
+        "gpg",
+        (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'target':'lambda_returns'}", f"callback:{ADVANTAGE_SIGNAL!r}"),
+        PPO_ENTRY,
+    ),
     # the constructor's estimator with the linear baseline's optimism while a constant cost per step hides the goal
     # (MountainCar-v0, Acrobot-v1; the other tasks train as gpg_swap_sound)
     Setting("gpg_swap_optimism", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'optimism':True}"), PPO_ENTRY),

@@ -13,6 +13,11 @@ where no remembered rollout saw a goal (an episode ending so, or envs' rewards t
 sample's baseline and each env's value after the rollout are raised by the returns' spread times the square root of
 their leverage under the fit's ridge, over the rows' mean leverage (GAE's lambda below 1 only).
 
+The linear baseline on its own lambda-returns (``target="lambda_returns"``, GAE's lambda below 1): each sample's target is
+its lambda-return over the fit's own values (its dot product, plus the remembered rollout's intercept for its samples;
+the completion's value, within its range, after a cut), found by fitting those targets over and over until the fit no
+longer moves (the package solves for that fixed point in closed form).
+
 The fitted baselines, cross-fitted: the group's trajectories, in the order they start (by row, then env), are dealt to
 folds in turn (and within a fold to halves in turn); a fold's baselines, and the completion of its cut returns, are
 fitted on the other folds' samples (and, for the linear baseline, the remembered rollouts).
@@ -34,7 +39,7 @@ COARSER = {
 DEFAULT_KWARGS = {
     "bins": {},
     "linear": {"n_folds": 2, "ridge": 1e-3, "memory": 8, "recency": 0.8, "fourier": 256, "fourier_scale": None,
-               "fourier_seed": None, "choose_size": True, "optimism": False},
+               "fourier_seed": None, "choose_size": True, "optimism": False, "target": "returns"},
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }  # fmt: skip
 # The linear fit's sizes (its first features) chosen among, besides all of them; the first is the time's alone
@@ -57,10 +62,14 @@ class Sample:
     :param q: the features of its env's state after the rollout (None where g is 0)
     :param fold: its trajectory's fold
     :param half: its trajectory's half within the fold
+    :param r: its reward
     """
 
-    def __init__(self, step, env, x, y, g, q, fold, half):
+    def __init__(self, step, env, x, y, g, q, fold, half, r):
         self.step, self.env, self.x, self.y, self.g, self.q, self.fold, self.half = step, env, x, y, g, q, fold, half
+        self.r = r
+        # its trajectory's next sample within the rollout (None at the trajectory's end)
+        self.nxt = None
 
 
 class ReferenceGPG:
@@ -80,8 +89,8 @@ class ReferenceGPG:
     :param baseline: "bins", "linear" or "knn"
     :param baseline_kwargs: given ones replace ``DEFAULT_KWARGS``: n_folds, ridge, memory, recency, fourier,
         fourier_scale, fourier_seed (linear; a fourier_seed of None is 0: give a group buffer's the seed it drew) and
-        choose_size (linear: False fits all the features), optimism (linear), n_neighbors and max_samples (knn: every
-        ceil(n / max_samples)-th candidate is searched)
+        choose_size (linear: False fits all the features), optimism and target (linear), n_neighbors and max_samples
+        (knn: every ceil(n / max_samples)-th candidate is searched)
     """
 
     def __init__(
@@ -173,7 +182,7 @@ class ReferenceGPG:
         # kept with the rollout in the memory
         self.seen = self.goal_seen(rewards, episode_starts, times, last_dones)
         if self.baseline != "bins":
-            fitted = self.fitted(observations, times, trajectories, cut_trajectories, returns, in_group, last_obs)
+            fitted = self.fitted(observations, times, trajectories, cut_trajectories, returns, in_group, last_obs, rewards)
         if fitted is not None:
             fitted_baselines, completed, value_at_cut, found = fitted
             for (step, env), value in completed.items():
@@ -265,7 +274,7 @@ class ReferenceGPG:
 
     # ------------------------------------------------------------------------------------------------ fitted baselines
 
-    def fitted(self, observations, times, trajectories, cut_trajectories, returns, in_group, last_obs):
+    def fitted(self, observations, times, trajectories, cut_trajectories, returns, in_group, last_obs, rewards):
         """
         The fitted baseline's cross-fitted estimate of the group's samples, and the linear baseline's memory updated.
 
@@ -273,7 +282,6 @@ class ReferenceGPG:
             baseline of every group sample {(step, env): value}, its return (a cut one completed by its own fold's fit)
             and each env's value after the rollout (by the fold of its cut trajectory; 0 where none)
         """
-        n_steps = len(returns)
         bootstrap = self.truncated_returns == "bootstrap"
         group = [t for t in trajectories if in_group[t[0][0]][t[0][1]]]
         group.sort(key=lambda t: (t[0][0], t[0][1]))  # dealt in the order they start: by row, then by env
@@ -288,19 +296,8 @@ class ReferenceGPG:
         samples = []
         for rank, trajectory in enumerate(group):
             cut = bootstrap and any(trajectory is other for other in cut_trajectories)
-            for step, env in trajectory:
-                samples.append(
-                    Sample(
-                        step,
-                        env,
-                        self.features(observations[step][env], times[step][env]),
-                        float(returns[step][env]),
-                        self.gamma ** (n_steps - step) if cut else 0.0,
-                        queries[env] if cut else None,
-                        rank % n_folds if len(group) >= 2 else 0,
-                        rank // n_folds % 2 if len(group) >= 2 else 0,
-                    )
-                )
+            folds = (rank % n_folds, rank // n_folds % 2) if len(group) >= 2 else (0, 0)
+            samples += self.trajectory_samples(trajectory, observations, times, returns, rewards, cut, queries, folds)
         # in the order of the buffer's samples: env by env, step by step (the knn's stride reads it)
         samples.sort(key=lambda sample: (sample.env, sample.step))
         if fallback:
@@ -349,6 +346,30 @@ class ReferenceGPG:
                 "high": max(fit["high"] for fit in fits),
             }
         return baselines, completed, value_at_cut, found
+
+    def trajectory_samples(self, trajectory, observations, times, returns, rewards, cut, queries, folds):
+        """
+        :param cut: whether the trajectory's return is cut and to be completed
+        :param folds: its fold and its half within the fold
+        :return: its samples, in order, each linked to the next
+        """
+        n_steps = len(returns)
+        samples = []
+        for step, env in trajectory:
+            sample = Sample(
+                step,
+                env,
+                self.features(observations[step][env], times[step][env]),
+                float(returns[step][env]),
+                self.gamma ** (n_steps - step) if cut else 0.0,
+                queries[env] if cut else None,
+                *folds,
+                float(rewards[step][env]),
+            )
+            if samples:
+                samples[-1].nxt = sample
+            samples.append(sample)
+        return samples
 
     def one_cost(self, rewards):
         """:return: whether every reward is negative, equal on every env at each step, and within 1% of the last step's"""
@@ -507,25 +528,24 @@ class ReferenceGPG:
         :return: the coefficients of the features (the indicators' dropped); None where there is no row
         """
         n_columns = size + len(remembered)
-        # each row: its columns, its weight and its target
+        # each row: its columns, its weight, its sample and its remembered rollout's number (None: the current one)
         data = []
         for sample in rows:
-            data.append(([*sample.x[:size], *[0.0] * len(remembered)], 1.0, target(sample, completion)))
+            data.append(([*sample.x[:size], *[0.0] * len(remembered)], 1.0, sample, None))
         for number, (weight, rollout) in enumerate(remembered):
             indicator = [1.0 if other == number else 0.0 for other in range(len(remembered))]
             for sample in rollout["samples"]:
-                data.append(([*sample.x[:size], *indicator], weight, target(sample, completion)))
+                data.append(([*sample.x[:size], *indicator], weight, sample, number))
         if not data:
             return None
-        total = sum(weight for _, weight, _ in data)
+        total = sum(weight for _, weight, _, _ in data)
         # column by column, to take each sum over the rows in one pass
-        columns = [[row[j] for row, _, _ in data] for j in range(n_columns)]
-        weighted = [[weight * value for (_, weight, _), value in zip(data, column, strict=True)] for column in columns]
+        columns = [[row[j] for row, _, _, _ in data] for j in range(n_columns)]
+        weighted = [[weight * value for (_, weight, _, _), value in zip(data, column, strict=True)] for column in columns]
         gram = [[0.0] * n_columns for _ in range(n_columns)]
         for i in range(n_columns):
             for j in range(i, n_columns):
                 gram[i][j] = gram[j][i] = sum(map(operator.mul, weighted[i], columns[j]))
-        moments = [sum(map(operator.mul, weighted[i], [y for _, _, y in data])) for i in range(n_columns)]
         variances = []
         for j in range(n_columns):
             mean = sum(weighted[j]) / total
@@ -535,8 +555,46 @@ class ReferenceGPG:
         ridge = self.baseline_kwargs["ridge"]
         for j in range(n_columns):
             gram[j][j] += ridge * total * (1e-12 if j == 0 else max(variances[j], floor))
-        solution = np.linalg.solve(np.array(gram), np.array(moments))
-        return [float(value) for value in solution[:size]]
+
+        inverse = np.linalg.inv(np.array(gram))
+
+        def solved(targets):
+            moments = [sum(map(operator.mul, weighted[i], targets)) for i in range(n_columns)]
+            return [float(value) for value in inverse @ np.array(moments)]
+
+        if self.baseline_kwargs["target"] == "returns" or self.gae_lambda == 1.0:
+            return solved([target(sample, completion) for _, _, sample, _ in data])[:size]
+        # the lambda-returns over the fit's own values, fitted until the fit stays where it is
+        solution = [0.0] * n_columns
+        for _ in range(100000):
+            following = self.lambda_returns(data, solution, size, completion)
+            new = solved([following[id(sample)] for _, _, sample, _ in data])
+            moved = max(abs(a - b) for a, b in zip(new, solution, strict=True))
+            solution = new
+            if moved <= 1e-13 * (1.0 + max(abs(value) for value in new)):
+                return solution[:size]
+        raise AssertionError("the lambda-returns' fit did not settle")
+
+    def lambda_returns(self, data, solution, size, completion):
+        """
+        :return: {id(sample): its lambda-return} over the values of ``solution`` (the features' coefficients, then the
+            remembered rollouts' intercepts): ``r + gamma * ((1 - lambda) * v(next) + lambda * y(next))`` along the
+            trajectory, ``r`` at its end, ``r + gamma * completion's value`` after a cut (where returns are completed)
+        """
+        lam = self.gae_lambda
+        values, following = {}, {}
+        for _, _, sample, number in data:
+            values[id(sample)] = dot(sample.x[:size], solution[:size]) + (0.0 if number is None else solution[size + number])
+        # a trajectory's later samples first
+        for _, _, sample, _ in sorted(data, key=lambda row: -row[2].step):
+            if sample.nxt is not None:
+                nxt = id(sample.nxt)
+                following[id(sample)] = sample.r + self.gamma * ((1 - lam) * values[nxt] + lam * following[nxt])
+            elif sample.g and completion is not None:
+                following[id(sample)] = sample.r + self.gamma * value(completion, sample.q)
+            else:
+                following[id(sample)] = sample.r
+        return following
 
     def knn_fold(self, train, own, queries):
         """
@@ -574,7 +632,7 @@ class ReferenceGPG:
         def scaled(row):
             return [(value - mean) / std for value, mean, std in zip(row, means, stds, strict=True)]
 
-        scaled_samples = [Sample(s.step, s.env, scaled(s.x), s.y, s.g, None, s.fold, s.half) for s in samples]
+        scaled_samples = [Sample(s.step, s.env, scaled(s.x), s.y, s.g, None, s.fold, s.half, s.r) for s in samples]
         return scaled_samples, {env: scaled(query) for env, query in queries.items()}
 
     def features(self, obs, time):

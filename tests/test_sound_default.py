@@ -33,7 +33,11 @@ def all_cut(rollout):
     return [observations, rewards, np.zeros_like(starts), np.zeros_like(last_dones), last_obs]
 
 
-@pytest.mark.parametrize("baseline", ["linear", "knn"])
+# the linear baseline fitted on its own lambda-returns too: the lambda-returns of the other folds, over its values
+LAMBDA_TARGET = {"target": "lambda_returns"}
+
+
+@pytest.mark.parametrize("baseline", ["linear", "linear on lambda-returns", "knn"])
 @pytest.mark.parametrize("trajectory", ["complete", "cut", "all cut"])
 @pytest.mark.parametrize("history", [0, 2])
 def test_changing_one_trajectory_moves_none_of_its_own_baselines_with_the_cut_returns_bootstrapped(
@@ -49,12 +53,17 @@ def test_changing_one_trajectory_moves_none_of_its_own_baselines_with_the_cut_re
         last = all_cut(last)
     env = 0
     last[3][env] = trajectory == "complete"
-    kwargs = {"memory": 2, "fourier_seed": 0} if baseline == "linear" else {}
+    kwargs = {"memory": 2, "fourier_seed": 0} if baseline.startswith("linear") else {}
+    gae_lambda = 1.0
+    if baseline == "linear on lambda-returns":
+        baseline, gae_lambda, kwargs = "linear", 0.8, {**kwargs, **LAMBDA_TARGET}
     starts = last[2][:, env]
     first_row = int(np.flatnonzero(starts)[-1]) if starts.any() else 0
     results = []
     for scale in (1.0, 5.0):
-        buffer = make_buffer(GroupRolloutBuffer, 1.0, baseline=baseline, truncated_returns="bootstrap", baseline_kwargs=kwargs)
+        buffer = make_buffer(
+            GroupRolloutBuffer, gae_lambda, baseline=baseline, truncated_returns="bootstrap", baseline_kwargs=kwargs
+        )
         for rollout in earlier:
             run(buffer, rollout)
         values, returns = run(buffer, last, scale_env=env, scale=scale, first_row=first_row)
@@ -92,10 +101,14 @@ def drifting_rollouts(scales, n_envs=8, n_steps=512, episode=1000, seed=0):
         yield (observations, rewards, starts, last_dones, rng.normal(size=(n_envs, 3)).astype(np.float32)), true_values
 
 
-def bootstrap_ratios(scales):
-    """:return: per rollout, the default's mean value of the cut envs' states after it over their true mean value"""
+def bootstrap_ratios(scales, lambda_target=False):
+    """
+    :param lambda_target: the default fitted on its own lambda-returns (GAE's lambda 0.95) rather than the returns
+    :return: per rollout, the default's mean value of the cut envs' states after it over their true mean value
+    """
+    target = {"gae_lambda": 0.95, "baseline_kwargs": LAMBDA_TARGET} if lambda_target else {}
     buffer = GroupRolloutBuffer(512, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=GAMMA_DRIFT, n_envs=8,
-                                baseline="auto", truncated_returns="bootstrap")  # fmt: skip
+                                baseline="auto", truncated_returns="bootstrap", **target)  # fmt: skip
     ratios = []
     for (observations, rewards, starts, last_dones, last_obs), true_values in drifting_rollouts(scales):
         buffer.reset()
@@ -109,13 +122,15 @@ def bootstrap_ratios(scales):
     return np.array(ratios)
 
 
-def test_the_default_bootstrap_follows_returns_that_grow_five_percent_a_rollout():
-    ratios = bootstrap_ratios(1.05 ** np.arange(10))
+@pytest.mark.parametrize("lambda_target", [False, True], ids=["returns", "lambda-returns"])
+def test_the_default_bootstrap_follows_returns_that_grow_five_percent_a_rollout(lambda_target):
+    ratios = bootstrap_ratios(1.05 ** np.arange(10), lambda_target)
     assert np.all(np.abs(ratios[2:] - 1) <= 0.05), ratios
 
 
-def test_the_default_bootstrap_follows_a_doubling_of_the_rewards_within_two_rollouts():
-    ratios = bootstrap_ratios([1.0] * 8 + [2.0] * 4)
+@pytest.mark.parametrize("lambda_target", [False, True], ids=["returns", "lambda-returns"])
+def test_the_default_bootstrap_follows_a_doubling_of_the_rewards_within_two_rollouts(lambda_target):
+    ratios = bootstrap_ratios([1.0] * 8 + [2.0] * 4, lambda_target)
     assert abs(ratios[8 + 2] - 1) <= 0.10, ratios
 
 
@@ -143,12 +158,14 @@ def memory_bytes(buffer) -> int:
     return total
 
 
-def test_the_defaults_memory_does_not_grow_with_the_observations_size():
+@pytest.mark.parametrize("lambda_target", [False, True], ids=["returns", "lambda-returns"])
+def test_the_defaults_memory_does_not_grow_with_the_observations_size(lambda_target):
+    target = {"gae_lambda": 0.95, "baseline_kwargs": LAMBDA_TARGET} if lambda_target else {}
     sizes = {}
     for obs_dim in (100, 3000):
         rng = np.random.default_rng(0)
         buffer = GroupRolloutBuffer(32, spaces.Box(-5, 5, (obs_dim,)), spaces.Discrete(2), gamma=0.99, n_envs=4,
-                                    baseline="auto", truncated_returns="bootstrap")  # fmt: skip
+                                    baseline="auto", truncated_returns="bootstrap", **target)  # fmt: skip
         for _ in range(3):
             buffer.reset()
             for step in range(32):

@@ -201,6 +201,7 @@ def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
         "fourier_seed": seed,
         "choose_size": True,
         "optimism": False,
+        "target": "returns",
     }
     assert loaded.rollout_buffer.gae_lambda == 0.9
     # the memory is not saved (SB3 saves no rollouts): the loaded model's starts empty and refills
@@ -382,3 +383,34 @@ def test_the_linear_baselines_memory_and_fourier_features_match_the_reference_on
     # the memory from the second rollout on; the Fourier features where a fold's fit is chosen large enough to read
     # them (its size is chosen per fold on held-out halves, the time's features alone in some)
     assert changed["memory"] == [False, True, True, True] and any(changed["fourier"]), changed
+
+
+@pytest.mark.parametrize("truncated_returns", ["keep", "mask", "bootstrap"])
+def test_the_linear_baseline_on_its_own_lambda_returns_matches_the_reference(truncated_returns):
+    kwargs = dict(binning="time", baseline="linear", truncated_returns=truncated_returns)
+    lambda_kwargs = dict(memory=2, recency=0.7, fourier=8, fourier_seed=3, target="lambda_returns")
+    buffer = make_buffer(GroupRolloutBuffer, 0.8, **kwargs, baseline_kwargs=lambda_kwargs)
+    reference = ReferenceGPG(N_ENVS, GAMMA, gae_lambda=0.8, **kwargs, baseline_kwargs=lambda_kwargs)
+    # guard: the target changes the baselines (and with it the memory's and the cut returns' completion)
+    on_returns = make_buffer(GroupRolloutBuffer, 0.8, **kwargs, baseline_kwargs=dict(lambda_kwargs, target="returns"))
+    changed = []
+    for rollout in rollouts(seed=7, n_rollouts=4):
+        fill(buffer, *rollout)
+        fill(on_returns, *rollout)
+        returns, baselines, advantages, _ = reference.advantages(*rollout)
+        np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(buffer.values, baselines, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-4, atol=1e-4)
+        changed.append(bool(np.abs(on_returns.values - buffer.values).max() > 1e-3))
+    assert all(changed), changed
+
+
+def test_lambda_returns_at_lambda_one_are_the_returns():
+    # GAE's lambda 1: a lambda-return is the Monte-Carlo return, so both targets fit the same baseline
+    kwargs = dict(binning="time", baseline="linear", truncated_returns="bootstrap")
+    targets = [dict(memory=2, fourier=8, fourier_seed=3, target=target) for target in ("returns", "lambda_returns")]
+    buffers = [make_buffer(GroupRolloutBuffer, 1.0, **kwargs, baseline_kwargs=target) for target in targets]
+    for rollout in rollouts(seed=7, n_rollouts=3):
+        for buffer in buffers:
+            fill(buffer, *rollout)
+        np.testing.assert_array_equal(buffers[0].values, buffers[1].values)

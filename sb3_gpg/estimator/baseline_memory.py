@@ -5,7 +5,9 @@ A rollout's samples enter a fit as their sufficient statistics (``Equations``): 
 products with the returns as far as the rollout saw them, and for the returns that the rollout's end cut, the products
 with the features of the state where they were cut, so that any later fit completes them with its own value of that
 state (n-step targets over the current fit, as a critic's targets are) rather than with a completion made once and
-kept. Nothing here grows with the observation's size: the statistics are square in the number of features.
+kept. Under ``target="lambda_returns"`` (``lambda_targets``) the returns are the lambda-returns over the fit itself, and
+the statistics hold the products of the features with the next states' too. Nothing here grows with the observation's
+size: the statistics are square in the number of features.
 
 The ridge is scaled to the data: each coefficient is penalised by ``ridge`` times the number of samples times its
 feature's variance (ridge regression on standardised features, the intercept free). Each remembered rollout gets an
@@ -65,6 +67,8 @@ class Equations(NamedTuple):
     :param low: the smallest return (as completed when the samples were fitted on)
     :param high: the largest
     :param goal_seen: whether an episode of the rollout found a goal (``optimism.goal_seen``)
+    :param cross: under lambda-returns, ``gamma * (1 - lambda) * X^T N`` (``lambda_targets``): the returns' products
+        with the features are then ``partial + cross w`` for a fit of coefficients w; None under the returns
     """
 
     gram: np.ndarray
@@ -75,6 +79,7 @@ class Equations(NamedTuple):
     low: float
     high: float
     goal_seen: bool = False
+    cross: np.ndarray | None = None
 
     @classmethod
     def of(
@@ -85,6 +90,7 @@ class Equations(NamedTuple):
         envs: np.ndarray,
         cut_states: np.ndarray,
         returns: np.ndarray,
+        cross: np.ndarray | None = None,
     ) -> "Equations":
         """
         :param features: one row per sample, float64
@@ -93,6 +99,7 @@ class Equations(NamedTuple):
         :param envs: the env of every sample, in order (env-major: each env's samples one run of rows)
         :param cut_states: the features of each env's state after the rollout
         :param returns: the returns as completed, for the range
+        :param cross: under lambda-returns, the products with the next states' features (``Equations.cross``)
         """
         cut_sums = np.zeros_like(cut_states)
         cut = discounts > 0
@@ -109,6 +116,7 @@ class Equations(NamedTuple):
             len(partial),
             float(returns.min()) if len(returns) else np.inf,
             float(returns.max()) if len(returns) else -np.inf,
+            cross=cross,
         )
 
     def plus(self, other: "Equations") -> "Equations":
@@ -122,6 +130,7 @@ class Equations(NamedTuple):
             self.n_samples + other.n_samples,
             min(self.low, other.low),
             max(self.high, other.high),
+            cross=None if self.cross is None or other.cross is None else self.cross + other.cross,
         )
 
     def moments(self, completion: Fit | None, n_columns: int) -> np.ndarray:
@@ -174,7 +183,7 @@ def solve(
 ) -> np.ndarray | None:
     """
     The ridge fit on the current samples (weight 1) and the remembered ones, each remembered rollout with an intercept
-    of its own.
+    of its own; under lambda-returns, the fixed point: the fit of the lambda-returns over its own values.
 
     :param current: the current rollout's samples fitted on, or None
     :param remembered: (weight, equations) of each remembered rollout
@@ -192,16 +201,25 @@ def solve(
     n_effects = len(parts) - (current is not None and current.n_samples > 0)
     total = size + n_effects
     gram, moments = np.zeros((total, total)), np.zeros(total)
+    # under lambda-returns, the targets' products with the features that the fit's own values make (Equations.cross)
+    coupling = np.zeros((total, total))
     effect = size
     for weight, rollout in parts:
         block_gram, block_moments = weight * rollout.gram[:size, :size], weight * rollout.moments(completion, size)
         gram[:size, :size] += block_gram
         moments[:size] += block_moments
+        block_cross = None if rollout.cross is None else weight * rollout.cross[:size, :size]
+        if block_cross is not None:
+            coupling[:size, :size] += block_cross
         if rollout is not current:
-            # the rollout's intercept: its indicator's products are the rollout's sums (the constant's products)
+            # the rollout's intercept: its indicator's products are the rollout's sums (the constant's products); its
+            # values, its next states' too, carry it
             gram[effect, :size] = gram[:size, effect] = block_gram[CONSTANT]
             gram[effect, effect] = block_gram[CONSTANT, CONSTANT]
             moments[effect] = block_moments[CONSTANT]
+            if block_cross is not None:
+                coupling[effect, :size], coupling[:size, effect] = block_cross[CONSTANT], block_cross[:, CONSTANT]
+                coupling[effect, effect] = block_cross[CONSTANT, CONSTANT]
             effect += 1
     count = gram[CONSTANT, CONSTANT]
     means = gram[CONSTANT] / count
@@ -211,6 +229,8 @@ def solve(
     penalty = ridge * count * np.maximum(variances, floor)
     penalty[CONSTANT] = ridge * count * 1e-12
     gram[np.diag_indices(total)] += penalty
+    # the fit whose own targets it fits: (X^T X + penalty) w = X^T R + cross w
+    gram -= coupling
     try:
         coefficients = np.linalg.solve(gram, moments)
     except np.linalg.LinAlgError:

@@ -19,6 +19,7 @@ import numpy as np
 
 from sb3_gpg.estimator.baseline_memory import BASE_FEATURES, VALUE_ITERATIONS, BaselineMemory, Equations, Fit, solve
 from sb3_gpg.estimator.fitted_baselines import knn_mean, standardise
+from sb3_gpg.estimator.lambda_targets import LambdaTerms
 
 # The sizes of fit a fold chooses among (its first columns: the time's, then the observation's, then the Fourier
 # features), by a fit on half its trajectories scored on the other half, unless ``choose_size`` is False: the halves
@@ -38,6 +39,8 @@ class Samples(NamedTuple):
     :param cut_features: the features of each env's state after the rollout, one row per env
     :param halves: the half of its fold's trajectories every sample's trajectory is in (``trajectory_folds``), on
         which the linear fit's size is chosen
+    :param lambdas: where the linear baseline is fitted on its own lambda-returns, what they add to each sample's row
+        (``lambda_targets``); None: it is fitted on the returns (which are what its sizes are scored on, either way)
     """
 
     features: np.ndarray
@@ -46,6 +49,7 @@ class Samples(NamedTuple):
     envs: np.ndarray
     cut_features: np.ndarray
     halves: np.ndarray
+    lambdas: LambdaTerms | None = None
 
 
 class FittedEstimate(NamedTuple):
@@ -93,9 +97,7 @@ def fitted_estimate(
         if baseline != "linear":
             return None
         # nothing to fit on yet: the rollout is remembered all the same, so that the memory starts
-        entry = Equations.of(
-            samples.features, samples.partial, samples.discounts, samples.envs, samples.cut_features, samples.partial
-        )
+        entry = _equations(samples, np.ones(n_samples, dtype=bool))
         n_envs = len(samples.cut_features)
         return FittedEstimate(None, samples.partial.copy(), np.zeros(n_envs), np.zeros(n_envs, dtype=bool), entry, None)
     cut = samples.discounts > 0  # (all 0 where the cut returns are kept)
@@ -252,14 +254,16 @@ def _chosen_size(
 
 
 def _equations(samples: Samples, rows: np.ndarray) -> Equations:
-    """:return: the statistics of the samples ``rows``"""
+    """:return: the statistics of the samples ``rows``, on the returns or on the lambda-returns (``Samples.lambdas``)"""
+    terms = samples.lambdas
     return Equations.of(
         samples.features[rows],
-        samples.partial[rows],
-        samples.discounts[rows],
+        samples.partial[rows] if terms is None else terms.partial[rows],
+        samples.discounts[rows] if terms is None else terms.discounts[rows],
         samples.envs[rows],
         samples.cut_features,
         samples.partial[rows],
+        None if terms is None else terms.cross(samples.features, rows),
     )
 
 

@@ -19,6 +19,7 @@ from sb3_gpg.estimator.binning import Binning, binning_levels
 from sb3_gpg.estimator.cross_fitting import FittedEstimate, Samples, fitted_estimate
 from sb3_gpg.estimator.fitted_baselines import knn_features, linear_features, trajectory_order
 from sb3_gpg.estimator.group_baseline import advantage_stats, group_baselines, group_bootstrap
+from sb3_gpg.estimator.lambda_targets import lambda_terms, selected
 from sb3_gpg.estimator.optimism import goal_seen, novelty, one_cost
 from sb3_gpg.estimator.options import AUTO, GroupOptions
 from sb3_gpg.estimator.returns import (
@@ -67,6 +68,9 @@ class _Rollout(NamedTuple):
     episode_times: np.ndarray
     options: GroupOptions
     feature_keys: Sequence[str | None]
+    rewards: np.ndarray
+    episode_starts: np.ndarray
+    last_dones: np.ndarray
 
     def bin_keys(self, binning: Binning, next_obs: Any = None, next_times: np.ndarray | None = None) -> np.ndarray:
         """
@@ -148,8 +152,8 @@ def estimate(
         )
     start = time.perf_counter()
     n_steps, n_envs = rewards.shape
-    rollout = _Rollout(observations, episode_times, options, feature_keys)
     last_dones = np.asarray(last_dones, dtype=bool).reshape(n_envs)
+    rollout = _Rollout(observations, episode_times, options, feature_keys, rewards, episode_starts, last_dones)
     discounted, cut = discounted_returns(rewards, episode_starts, last_dones, gamma)
     ids = trajectory_ids(episode_starts)
     bootstrap = options.truncated_returns == "bootstrap"
@@ -168,7 +172,9 @@ def estimate(
             and not seen
             and not any(entry.goal_seen for entry in (memory.rollouts if memory is not None else []))
         )
-        fitted = _fitted(rollout, discounted, cut, ids, in_group, last_obs, gamma, bootstrap, memory, seen, optimistic)
+        fitted = _fitted(
+            rollout, discounted, cut, ids, in_group, last_obs, gamma, gae_lambda, bootstrap, memory, seen, optimistic
+        )
     fits = fitted is not None and fitted.baselines is not None
     # the bootstrap's diagnostics, where it runs
     bootstrap_stats = {"bootstrapped_share": 0.0, "bootstrap_mean": 0.0} if bootstrap else {}
@@ -293,6 +299,7 @@ def _fitted(
     in_group: np.ndarray,
     last_obs: Any,
     gamma: float,
+    gae_lambda: float,
     bootstrap: bool,
     memory: BaselineMemory | None,
     seen: bool,
@@ -314,11 +321,18 @@ def _fitted(
     baseline_kwargs = options.baseline_kwargs or {}
     n_steps, n_envs = discounted.shape
     features = rollout.sample_features()
-    features = features if in_group.all() else features[in_group]
+    completes_cut = bootstrap and bool(cut[-1].any())
+    lambdas = None
+    if options.baseline == "linear" and baseline_kwargs["target"] == "lambda_returns" and gae_lambda < 1.0:
+        lambdas = lambda_terms(
+            features, rollout.rewards, rollout.episode_starts, rollout.last_dones, completes_cut, gamma, gae_lambda
+        )
+    if not in_group.all():
+        features, lambdas = features[in_group], selected(lambdas, in_group)
     # each sample's rollout row and env (samples are env-major: n_steps rows of one env, then the next env's)
     rows, envs = np.flatnonzero(in_group) % n_steps, np.flatnonzero(in_group) // n_steps
     discounts = np.zeros(len(rows))
-    if bootstrap and cut[-1].any():
+    if completes_cut:
         discounts = np.where(env_major(cut)[in_group], gamma ** (n_steps - rows), 0.0)
         cut_features = rollout.features(last_obs, rollout.episode_times[-1] + 1)
     else:
@@ -336,6 +350,7 @@ def _fitted(
         envs,
         cut_features,
         np.zeros(len(rows)) if halves is None else halves,
+        lambdas,
     )
     if options.baseline != "linear":
         memory = None

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch as th
 
+from sb3_gpg.estimator.lambda_targets import TARGETS
 from sb3_gpg.estimator.values import check_real
 
 FITTED_BASELINES = ("linear", "knn")
@@ -38,6 +39,7 @@ BASELINE_KWARGS: dict[str, dict[str, Any]] = {
         "fourier_seed": None,
         "choose_size": True,
         "optimism": False,
+        "target": "returns",
     },
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }
@@ -83,6 +85,11 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
     for name in ("choose_size", "optimism"):
         if not isinstance(kwargs.get(name, True), bool):
             raise ValueError(f"baseline_kwargs['{name}'] must be True or False, got {kwargs[name]!r}.")
+    if "target" in kwargs and kwargs["target"] not in TARGETS:
+        raise ValueError(
+            f"baseline_kwargs['target'] must be one of {TARGETS}, got {kwargs['target']!r}: 'returns' fits the "
+            "Monte-Carlo returns, 'lambda_returns' the baseline's own lambda-returns (GAE's lambda), as PPO's critic."
+        )
     _check_ranges(kwargs)
     # Arguments of a part that is off would be ignored without a word (their defaults, written out, change nothing)
     # (fourier_seed also draws the projection of large observations: taken whatever fourier is)
