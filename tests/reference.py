@@ -15,8 +15,9 @@ their leverage under the fit's ridge, over the rows' mean leverage (GAE's lambda
 
 The linear baseline on its own lambda-returns (``target="lambda_returns"``, GAE's lambda below 1): each sample's target is
 its lambda-return over the fit's own values (its dot product, plus the remembered rollout's intercept for its samples;
-the completion's value, within its range, after a cut), found by fitting those targets over and over until the fit no
-longer moves (the package solves for that fixed point in closed form).
+the completion's value, within its range, after a cut): the fit whose own lambda-returns it fits, found from the targets
+read sample by sample over no fit and over each unit fit (they are affine in it; the package builds the fixed point's
+system from eligibility-style sums instead).
 
 The fitted baselines, cross-fitted: the group's trajectories, in the order they start (by row, then env), are dealt to
 folds in turn (and within a fold to halves in turn); a fold's baselines, and the completion of its cut returns, are
@@ -556,24 +557,26 @@ class ReferenceGPG:
         for j in range(n_columns):
             gram[j][j] += ridge * total * (1e-12 if j == 0 else max(variances[j], floor))
 
-        inverse = np.linalg.inv(np.array(gram))
-
         def solved(targets):
             moments = [sum(map(operator.mul, weighted[i], targets)) for i in range(n_columns)]
-            return [float(value) for value in inverse @ np.array(moments)]
+            return [float(value) for value in np.linalg.solve(np.array(gram), np.array(moments))]
 
         if self.baseline_kwargs["target"] == "returns" or self.gae_lambda == 1.0:
             return solved([target(sample, completion) for _, _, sample, _ in data])[:size]
-        # the lambda-returns over the fit's own values, fitted until the fit stays where it is
-        solution = [0.0] * n_columns
-        for _ in range(100000):
+
+        def lambda_targets(solution):
             following = self.lambda_returns(data, solution, size, completion)
-            new = solved([following[id(sample)] for _, _, sample, _ in data])
-            moved = max(abs(a - b) for a, b in zip(new, solution, strict=True))
-            solution = new
-            if moved <= 1e-13 * (1.0 + max(abs(value) for value in new)):
-                return solution[:size]
-        raise AssertionError("the lambda-returns' fit did not settle")
+            return [following[id(sample)] for _, _, sample, _ in data]
+
+        # The lambda-returns are affine in the fit (its coefficients and intercepts): read over no fit and over each
+        # unit fit, they give the fit of the lambda-returns over a fit s as a + M s; the fit of its own is s = a + M s
+        base = lambda_targets([0.0] * n_columns)
+        moved = []
+        for j in range(n_columns):
+            unit = lambda_targets([1.0 if k == j else 0.0 for k in range(n_columns)])
+            moved.append(solved([after - before for after, before in zip(unit, base, strict=True)]))
+        system = np.eye(n_columns) - np.array(moved).T
+        return [float(value) for value in np.linalg.solve(system, np.array(solved(base)))][:size]
 
     def lambda_returns(self, data, solution, size, completion):
         """

@@ -18,11 +18,13 @@ from sb3_gpg.common.buffers import GroupRolloutBuffer
 from tests.test_state_aware import N_ENVS, fill, make_buffer, rollouts
 
 
-def run(buffer, rollout, scale_env=None, scale=1.0, first_row=0):
+def run(buffer, rollout, scale_env=None, scale=1.0, first_row=0, shift=0.0):
+    """:param shift: added to the env's observations after its row ``first_row`` (its trajectory's later states)"""
     observations, rewards, starts, last_dones, last_obs = rollout
-    rewards = rewards.copy()
+    rewards, observations = rewards.copy(), observations.copy()
     if scale_env is not None:
         rewards[first_row:, scale_env] *= scale
+        observations[first_row + 1 :, scale_env] += shift
     fill(buffer, observations, rewards, starts, last_dones, last_obs)
     return buffer.values.copy(), buffer.returns.copy()
 
@@ -60,18 +62,23 @@ def test_changing_one_trajectory_moves_none_of_its_own_baselines_with_the_cut_re
     starts = last[2][:, env]
     first_row = int(np.flatnonzero(starts)[-1]) if starts.any() else 0
     results = []
-    for scale in (1.0, 5.0):
+    # its rewards scaled; then its later states moved too (its own baselines there read them: its first one is compared)
+    for scale, shift in ((1.0, 0.0), (5.0, 0.0), (5.0, 3.0)):
         buffer = make_buffer(
             GroupRolloutBuffer, gae_lambda, baseline=baseline, truncated_returns="bootstrap", baseline_kwargs=kwargs
         )
         for rollout in earlier:
             run(buffer, rollout)
-        values, returns = run(buffer, last, scale_env=env, scale=scale, first_row=first_row)
+        values, returns = run(buffer, last, scale_env=env, scale=scale, first_row=first_row, shift=shift)
         results.append((values[first_row:, env], returns[first_row:, env], values))
-    (own_before, returns_before, all_before), (own_after, returns_after, all_after) = results
+    (own_before, returns_before, all_before), (own_after, returns_after, all_after), (own_moved, _, all_moved) = results
     assert not np.allclose(returns_before, returns_after), "the perturbation changes the trajectory's returns"
     np.testing.assert_allclose(own_before, own_after, rtol=1e-6, atol=1e-6)
     assert not np.allclose(all_before, all_after), "other trajectories' baselines read it"
+    if baseline == "knn":
+        return  # its features are standardised over the whole group: its own states set their scale
+    np.testing.assert_allclose(own_before[0], own_moved[0], rtol=1e-6, atol=1e-6)
+    assert len(own_before) == 1 or not np.allclose(all_after, all_moved), "other trajectories' baselines read its states"
 
 
 GAMMA_DRIFT = 0.99

@@ -405,12 +405,33 @@ def test_the_linear_baseline_on_its_own_lambda_returns_matches_the_reference(tru
     assert all(changed), changed
 
 
-def test_lambda_returns_at_lambda_one_are_the_returns():
-    # GAE's lambda 1: a lambda-return is the Monte-Carlo return, so both targets fit the same baseline
+def test_lambda_returns_near_lambda_one_are_the_returns():
+    # GAE's lambda near 1: a lambda-return nears the Monte-Carlo return, and the fit on them the returns' fit (at 1
+    # exactly the estimator takes the returns' path: this reads the lambda-returns' terms, cut ones included)
     kwargs = dict(binning="time", baseline="linear", truncated_returns="bootstrap")
     targets = [dict(memory=2, fourier=8, fourier_seed=3, target=target) for target in ("returns", "lambda_returns")]
-    buffers = [make_buffer(GroupRolloutBuffer, 1.0, **kwargs, baseline_kwargs=target) for target in targets]
+    buffers = [
+        make_buffer(GroupRolloutBuffer, gae_lambda, **kwargs, baseline_kwargs=target)
+        for gae_lambda, target in zip((1.0, 1.0 - 1e-9), targets, strict=True)
+    ]
     for rollout in rollouts(seed=7, n_rollouts=3):
         for buffer in buffers:
             fill(buffer, *rollout)
-        np.testing.assert_array_equal(buffers[0].values, buffers[1].values)
+        np.testing.assert_allclose(buffers[0].values, buffers[1].values, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("truncated_returns", ["keep", "bootstrap"])
+def test_the_lambda_returns_fit_of_a_lone_cut_trajectory_rests_on_the_memory_as_the_reference(truncated_returns):
+    # one env whose episode no rollout ends: each rollout's fit has no other trajectory and rests on the memory alone
+    kwargs = dict(binning="time", baseline="linear", truncated_returns=truncated_returns,
+                  baseline_kwargs=dict(memory=2, fourier=8, fourier_seed=3, target="lambda_returns"))  # fmt: skip
+    estimator = RolloutEstimator(1, GAMMA, 0.8, **kwargs)
+    reference = ReferenceGPG(1, GAMMA, gae_lambda=0.8, **kwargs)
+    rng = np.random.default_rng(11)
+    for index in range(4):
+        observations = rng.normal(size=(N_STEPS, 1, OBS_DIM)).astype(np.float32)
+        starts = np.zeros((N_STEPS, 1), dtype=np.float32)
+        starts[0] = index == 0
+        rewards = rng.normal(size=(N_STEPS, 1)).astype(np.float32)
+        rollout = (observations, rewards, starts, np.zeros(1, dtype=bool), rng.normal(size=(1, OBS_DIM)).astype(np.float32))
+        assert_estimate_matches(estimator(*rollout), reference.advantages(*rollout), tolerance=1e-4)

@@ -62,6 +62,13 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         self.group_options = _with_feature_seed(options_for_space(group_options, observation_space))
         if not 0.0 <= gae_lambda <= 1.0:
             raise ValueError(f"gae_lambda must be in [0, 1], got {gae_lambda}: 1.0 gives Monte-Carlo advantages.")
+        if (self.group_options.baseline_kwargs or {}).get("target") == "lambda_returns" and gae_lambda == 1.0:
+            # an argument that would change nothing: lambda-returns at lambda 1 are the returns
+            raise ValueError(
+                "baseline_kwargs['target']='lambda_returns' fits the baseline on its lambda-returns with GAE's lambda, "
+                "but gae_lambda=1.0 (GPG's default) makes them the Monte-Carlo returns, the default target: set "
+                "gae_lambda below 1 (PPO's default is 0.95), or drop target."
+            )
         # Flat, as the algorithms hold them
         vars(self).update(self.group_options.as_kwargs())
         self.feature_keys = box_keys(observation_space)

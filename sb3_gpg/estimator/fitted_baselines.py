@@ -6,8 +6,9 @@ enter its own baseline. Their arguments, features and neighbour search are here.
 ``"linear"``: ridge regression on a cubic in the episode time, a constant, the clipped observation and its squares
 (the features of rllab's LinearFeatureBaseline; a random projection of the observation where it has many
 dimensions) and random Fourier features of it, fitted together with the last rollouts (``memory``, ``recency``:
-``baseline_memory``) on the returns, or on its own lambda-returns (``target``: ``lambda_targets``). ``"knn"``: the mean return of the k nearest samples of other trajectories in standardised
-(observation, episode time), searched among at most ``max_samples`` of them.
+``baseline_memory``) on the returns, or on its own lambda-returns (``target``: ``lambda_targets``). ``"knn"``: the
+mean return of the k nearest samples of other trajectories in standardised (observation, episode time), searched among
+at most ``max_samples`` of them.
 
 Array code on one group's samples, one row per sample; nothing here knows of Stable-Baselines3. NumPy, but for the
 knn's neighbour search: torch's matrix product and top-k, faster than a k-d tree in as many dimensions.

@@ -3,8 +3,9 @@ The linear baseline's targets under ``baseline_kwargs={"target": "lambda_returns
 critic is fitted on GAE's returns over itself, rather than the Monte-Carlo returns.
 
 A sample's lambda-return over a value V, ``y_t = r_t + gamma * ((1 - lambda) * V(s_{t+1}) + lambda * y_{t+1})``
-(``y_t = r_t`` where its episode ends, ``r_t + gamma * V(s_after)`` where the rollout's end cuts it), is linear in the
-coefficients w of a linear V: ``X^T y = X^T R + gamma * (1 - lambda) * X^T N w + cut terms``, with R the rewards
+(``y_t = r_t`` where its episode ends; where the rollout's end cuts it, ``r_t + gamma * V(s_after)`` with the value
+of the fit that completes cut returns, where they are completed, else ``r_t``), is linear in the coefficients w of a
+linear V: ``X^T y = X^T R + gamma * (1 - lambda) * X^T N w + cut terms``, with R the rewards
 summed at ``gamma * lambda`` along the trajectory and N the next states' features summed so. The fit then solves for
 the w whose own lambda-returns it fits (LSTD(lambda), with the ridge) from statistics the size of the Gram: its cost
 does not grow with the rollout's length or the observation's size. At lambda 1 the terms are the Monte-Carlo ones.

@@ -71,8 +71,8 @@ class GroupOptions:
         them), ``optimism`` (linear: while every step costs the same and no episode has found the goal, the baselines
         are raised where the fit has seen few samples, for lambda-returns to read as a critic's initial optimism;
         ``optimism``), ``target`` (linear: ``"returns"``, or ``"lambda_returns"``: its own lambda-returns with GAE's
-        lambda, as PPO's critic; ``lambda_targets``), ``n_neighbors`` and ``max_samples`` (knn). ``{"memory": 0, "fourier": 0}`` fits each rollout alone on
-        rllab's features
+        lambda, as PPO's critic; ``lambda_targets``), ``n_neighbors`` and ``max_samples`` (knn).
+        ``{"memory": 0, "fourier": 0}`` fits each rollout alone on rllab's features
     """
 
     binning: Binning = "time"
