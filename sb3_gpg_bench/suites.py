@@ -479,6 +479,9 @@ SWAP = [
         (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'target':'lambda_returns'}", f"callback:{ADVANTAGE_SIGNAL!r}"),
         PPO_ENTRY,
     ),
+    # the same without the diagnostics' callback (which reads Gaussian policies only): the candidate default of the
+    # 17-task rule (benchmarks/swap/lambda_target), run where the entry sets gae_lambda below 1
+    Setting("gpg_swap_lambda", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'target':'lambda_returns'}"), PPO_ENTRY),
     # the constructor's estimator with the linear baseline's optimism while a constant cost per step hides the goal
     # (MountainCar-v0, Acrobot-v1; the other tasks train as gpg_swap_sound)
     Setting("gpg_swap_optimism", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'optimism':True}"), PPO_ENTRY),
