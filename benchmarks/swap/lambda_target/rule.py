@@ -3,7 +3,8 @@ on its own lambda-returns where the task's PPO entry sets gae_lambda below 1 (gp
 against the sound default. Where the entry leaves GAE's lambda at 1 (Ant-v5, Pusher-v5, Reacher-v5) the candidate is
 the sound default itself, so its runs there are the sound default's own. Per task: the means, the larger std over the
 seeds, the verdict; then both IQMs of PPO-normalised final evaluations with 95% bootstrap intervals (PPO's seeds
-100-101 as the scale, as ../sound_default). Runs not made yet are listed, and no verdict is given without them.
+100-101 as the scale, as ../sound_default). Until every run is made, the tasks run on every seed so far and the
+runs still missing, without the rule's verdict.
 
     python benchmarks/swap/lambda_target/rule.py 100 101 104 105 106 107
 """
@@ -30,25 +31,28 @@ NEW = sound_rule.NEW
 def main() -> None:
     seeds = [int(seed) for seed in sys.argv[1:]] or list(sound_rule.SIX_SEEDS)
     sources = {task: (SOUND, NEW) if task in AT_LAMBDA_ONE else (HERE, CANDIDATE) for task in sound_rule.tasks()}
-    missing = [
-        f"{task} seed {seed}"
+    missing = {
+        task: [seed for seed in seeds if not sound_rule.run(root, task, setting, seed).exists()]
         for task, (root, setting) in sources.items()
-        for seed in seeds
-        if not sound_rule.run(root, task, setting, seed).exists()
-    ]
-    if missing:
-        print(f"{len(missing)} runs not made yet: {', '.join(missing)}")
-        return
+    }
     random = json.loads((sound_rule.PREVIOUS / "random_scores.json").read_text())
     rows = [f"| task | PPO (seeds 100-101) | sound default | {CANDIDATE} | difference | spread | verdict |", "|---" * 7 + "|"]
     normalised: dict[str, list[list[float]]] = {NEW: [], CANDIDATE: []}
     verdicts: dict[str, list[str]] = {}
     for task, (root, setting) in sources.items():
+        if missing[task]:
+            continue
         sound = np.array([sound_rule.final(sound_rule.run(SOUND, task, NEW, seed), 0) for seed in seeds])
         candidate = np.array([sound_rule.final(sound_rule.run(root, task, setting, seed), 0) for seed in seeds])
         cells = sound_rule.compare(task, {NEW: sound, CANDIDATE: candidate}, random[task]["mean"], normalised, verdicts)
         rows.append(f"| {task} | {' | '.join(cells)} |")
-    sound_rule.summarise(rows, verdicts, normalised, seeds)
+    incomplete = {task: seeds for task, seeds in missing.items() if seeds}
+    if not incomplete:
+        sound_rule.summarise(rows, verdicts, normalised, seeds)
+        return
+    # the tasks run on every seed so far, without the rule's verdict, which waits for all of them
+    print("\n".join(rows))
+    print(f"\nno verdict yet: runs not made of {', '.join(f'{task} {seeds}' for task, seeds in incomplete.items())}")
 
 
 if __name__ == "__main__":
