@@ -255,15 +255,15 @@ def _chosen_size(
 
 def _equations(samples: Samples, rows: np.ndarray) -> Equations:
     """:return: the statistics of the samples ``rows``, on the returns or on the lambda-returns (``Samples.lambdas``)"""
-    terms = samples.lambdas
+    terms, features = samples.lambdas, samples.features[rows]
     return Equations.of(
-        samples.features[rows],
+        features,
         samples.partial[rows] if terms is None else terms.partial[rows],
         samples.discounts[rows] if terms is None else terms.discounts[rows],
         samples.envs[rows],
         samples.cut_features,
         samples.partial[rows],
-        None if terms is None else terms.cross(samples.features, rows),
+        None if terms is None else terms.cross(features, rows),
     )
 
 

@@ -40,8 +40,11 @@ class LambdaTerms(NamedTuple):
     scale: float
 
     def cross(self, features: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """:return: ``scale * X^T N`` of the samples ``rows``: the products of their features with their next states'"""
-        return self.scale * (features[rows].T @ self.next_sums[rows])
+        """
+        :param features: the features of the samples ``rows``
+        :return: ``scale * X^T N`` of those samples: the products of their features with their next states'
+        """
+        return self.scale * (features.T @ self.next_sums[rows])
 
 
 def lambda_terms(
