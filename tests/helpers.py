@@ -1,11 +1,11 @@
 """
 What the tests share: random rollouts, filling a group buffer, ``estimate`` and the group buffers checked against the
 loop-by-loop reference (tests/reference.py) with the group options, one rollout of a model, an env wrapper that keeps
-the actions it was stepped with, the four algorithms as the feature tests run them, and ``python -m`` run in a folder.
+the actions it was stepped with, the four algorithms as the feature tests run them, and ``python -m`` run in a folder
+(through tests/forkserver.py).
 """
 
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
@@ -26,6 +26,7 @@ from sb3_gpg.estimator import Estimate, GroupOptions, estimate
 from sb3_gpg.estimator.baseline_memory import BaselineMemory
 from sb3_gpg.estimator.binning import BINNINGS
 from sb3_gpg.estimator.returns import episode_times
+from tests.forkserver import SERVER
 from tests.reference import ReferenceGPG
 
 
@@ -351,7 +352,7 @@ ALGORITHMS = (
 
 def cli(*args: str, cwd: Any, check: bool = True) -> subprocess.CompletedProcess:
     """Run ``python -m <args>`` in ``cwd``; with ``check``, fail the test with the end of its output unless it exits 0."""
-    result = subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    result = SERVER.run("-m", *args, cwd=cwd, timeout=300)
     if check:
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result

@@ -4,9 +4,6 @@ update's replay, learning a task that needs both a memory and masks, evaluation,
 and RL Zoo.
 """
 
-import subprocess
-import sys
-
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -33,7 +30,7 @@ from sb3_gpg.common.maskable_recurrent.buffers import (
 )
 from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
 from sb3_gpg.common.maskable_recurrent.evaluation import evaluate_policy
-from tests.helpers import RandomRollouts, assert_buffer_matches, collect_rollout, fill_buffer, with_seed_of
+from tests.helpers import RandomRollouts, assert_buffer_matches, cli, collect_rollout, fill_buffer, with_seed_of
 from tests.reference import ReferenceGPG
 
 LSTM_SIZE, N_ACTIONS = 4, 4
@@ -315,12 +312,6 @@ def test_gsde_and_continuous_actions_are_refused():
         MaskableRecurrentGPG("MlpLstmPolicy", "Pendulum-v1")
 
 
-def cli(*args, cwd):
-    result = subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return result.stdout
-
-
 ZOO_CUE = [
     "--env", "MaskedCue-v0", "--gym-packages", "sb3_gpg.common.envs", "-f", "logs", "--seed", "0",
 ]  # fmt: skip
@@ -335,7 +326,7 @@ def test_rl_zoo_trains_evaluates_and_enjoys_with_masks_and_lstm_states(tmp_path)
     run_folder = tmp_path / "logs" / "gpg_mask_lstm" / "MaskedCue-v0_1"
     # Right every time: evaluated with masks (no invalid action ends an episode early) and with the LSTM's memory
     np.testing.assert_array_equal(np.load(run_folder / "evaluations.npz")["results"], 1.0)
-    output = cli("sb3_gpg.enjoy", "--algo", "gpg_mask_lstm", *ZOO_CUE, "--no-render", "-n", "50", cwd=tmp_path)
+    output = cli("sb3_gpg.enjoy", "--algo", "gpg_mask_lstm", *ZOO_CUE, "--no-render", "-n", "50", cwd=tmp_path).stdout
     rewards = [float(line.split(":")[1]) for line in output.splitlines() if line.startswith("Episode Reward")]
     lengths = [int(line.split()[-1]) for line in output.splitlines() if line.startswith("Episode Length")]
     assert rewards == [1.0] * 10 and lengths == [5] * 10  # played with masks and the LSTM states

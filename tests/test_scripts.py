@@ -21,12 +21,13 @@ from sb3_gpg_bench import suites
 from sb3_gpg_bench.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
 from sb3_gpg_bench.suite import Run, budget_of, finished, random_scores, run_suite, zoo_entry
 from sb3_gpg_bench.suites import PINNED_ENTRIES_FILE, PPO_ENTRY, SUITES, Setting, trial_params
+from tests.forkserver import SERVER
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
 def run(*args, cwd):
-    result = subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    result = SERVER.run(*args, cwd=cwd, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result.stdout
 

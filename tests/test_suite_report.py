@@ -14,9 +14,19 @@ import pytest
 import scipy.stats
 import yaml
 
+from sb3_gpg_bench import suite_report
 from sb3_gpg_bench.suite_report import report
 from sb3_gpg_bench.suites import Setting, Suite
 from sb3_gpg_bench.timing import _note_evaluations, run_watched, trainings_beside
+
+
+@pytest.fixture(autouse=True)
+def fewer_bootstrap_resamples(monkeypatch):
+    """
+    These tests check the point estimates, the tables and the figures, not how wide the intervals are: rliable's
+    bootstrap, most of their time at the reports' resamples, runs a tenth of them here (seeded all the same).
+    """
+    monkeypatch.setattr(suite_report, "BOOTSTRAP_REPS", suite_report.BOOTSTRAP_REPS // 10)
 
 
 def fake_run(out, name, final_returns, wall_time_s=60.0, beside=0, config=None, runs="runs"):
