@@ -9,22 +9,19 @@ scale, as ../sound_default), over the tasks the sound default has run on every s
     python benchmarks/swap/diagnosis/lambda_rule.py 0.98 100 101 104     # another lambda's runs
 """
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from sb3_gpg_bench import swap_rules
+
 HERE = Path(__file__).parent
-SOUND = HERE.parent / "sound_default"
-_spec = importlib.util.spec_from_file_location("sound_rule", SOUND / "rule.py")
-assert _spec is not None and _spec.loader is not None
-sound_rule = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sound_rule)
+SOUND = swap_rules.SOUND
 
 UNSET = ("Ant-v5", "Pusher-v5")  # the entries that leave gae_lambda at its default
-NEW = sound_rule.NEW
+NEW = swap_rules.NEW
 
 
 def main() -> None:
@@ -32,7 +29,7 @@ def main() -> None:
     lam = arguments.pop(0) if arguments and "." in arguments[0] else "0.95"
     candidate_name = f"gpg_swap_lambda{lam}"
     seeds = [int(seed) for seed in arguments] or [100, 101]
-    random = json.loads((sound_rule.PREVIOUS / "random_scores.json").read_text())
+    random = json.loads((swap_rules.PREVIOUS / "random_scores.json").read_text())
     tasks = sorted({p.name.split("__")[0] for p in (SOUND / "runs").iterdir()})
     rows = [
         f"| task | PPO (seeds 100-101) | sound default | {candidate_name} | difference | spread | verdict |",
@@ -42,18 +39,18 @@ def main() -> None:
     verdicts: dict[str, list[str]] = {}
     for task in tasks:
         candidate_root, candidate_setting = (HERE, candidate_name) if task in UNSET else (SOUND, NEW)
-        folders = [sound_rule.run(SOUND, task, NEW, seed) for seed in seeds]
-        folders += [sound_rule.run(candidate_root, task, candidate_setting, seed) for seed in seeds]
+        folders = [swap_rules.run(SOUND, task, NEW, seed) for seed in seeds]
+        folders += [swap_rules.run(candidate_root, task, candidate_setting, seed) for seed in seeds]
         missing = [folder.name for folder in folders if not (folder / "meta.json").exists()]
         if task in UNSET and any(candidate_name in name for name in missing):
             sys.exit(f"{task}: the candidate's runs {missing} are missing; the rule cannot be read without them")
         if missing:
             continue
-        sound = np.array([sound_rule.final(folder, 0) for folder in folders[: len(seeds)]])
-        candidate = np.array([sound_rule.final(folder, 0) for folder in folders[len(seeds) :]])
-        cells = sound_rule.compare(task, {NEW: sound, candidate_name: candidate}, random[task]["mean"], normalised, verdicts)
+        sound = np.array([swap_rules.final(folder, 0) for folder in folders[: len(seeds)]])
+        candidate = np.array([swap_rules.final(folder, 0) for folder in folders[len(seeds) :]])
+        cells = swap_rules.compare(task, {NEW: sound, candidate_name: candidate}, random[task]["mean"], normalised, verdicts)
         rows.append(f"| {task} | {' | '.join(cells)} |")
-    sound_rule.summarise(rows, verdicts, normalised, seeds)
+    swap_rules.summarise(rows, verdicts, normalised, seeds)
 
 
 if __name__ == "__main__":

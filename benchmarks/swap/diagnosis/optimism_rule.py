@@ -8,39 +8,36 @@ never reaches the goal; then both IQMs of PPO-normalised final evaluations with 
     python benchmarks/swap/diagnosis/optimism_rule.py 100 101 104 105 106 107
 """
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from sb3_gpg_bench import swap_rules
+
 HERE = Path(__file__).parent
-SOUND = HERE.parent / "sound_default"
-_spec = importlib.util.spec_from_file_location("sound_rule", SOUND / "rule.py")
-assert _spec is not None and _spec.loader is not None
-sound_rule = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sound_rule)
+SOUND = swap_rules.SOUND
 
 CANDIDATE = "gpg_swap_optimism"
 NEVER = {"MountainCar-v0": -200.0, "Acrobot-v1": -500.0}  # every episode of the evaluation timed out
-NEW = sound_rule.NEW
+NEW = swap_rules.NEW
 
 
 def main() -> None:
     seeds = [int(seed) for seed in sys.argv[1:]] or [100, 101, 104, 105, 106, 107]
-    random = json.loads((sound_rule.PREVIOUS / "random_scores.json").read_text())
+    random = json.loads((swap_rules.PREVIOUS / "random_scores.json").read_text())
     rows = [
         f"| task | PPO (seeds 100-101) | sound default | {CANDIDATE} | difference | spread | verdict | never the goal |",
         "|---" * 8 + "|",
     ]
     normalised: dict[str, list[list[float]]] = {NEW: [], CANDIDATE: []}
     verdicts: dict[str, list[str]] = {}
-    for task in sound_rule.tasks():
+    for task in swap_rules.tasks():
         root, setting = (HERE / "optimism", CANDIDATE) if task in NEVER else (SOUND, NEW)
-        sound = np.array([sound_rule.final(sound_rule.run(SOUND, task, NEW, seed), 0) for seed in seeds])
-        candidate = np.array([sound_rule.final(sound_rule.run(root, task, setting, seed), 0) for seed in seeds])
-        cells = sound_rule.compare(task, {NEW: sound, CANDIDATE: candidate}, random[task]["mean"], normalised, verdicts)
+        sound = np.array([swap_rules.final(swap_rules.run(SOUND, task, NEW, seed), 0) for seed in seeds])
+        candidate = np.array([swap_rules.final(swap_rules.run(root, task, setting, seed), 0) for seed in seeds])
+        cells = swap_rules.compare(task, {NEW: sound, CANDIDATE: candidate}, random[task]["mean"], normalised, verdicts)
         never = ""
         if task in NEVER:
             never = (
@@ -48,7 +45,7 @@ def main() -> None:
                 f"{int((candidate <= NEVER[task]).sum())} of {len(seeds)}"
             )
         rows.append(f"| {task} | {' | '.join(cells)} | {never} |")
-    sound_rule.summarise(rows, verdicts, normalised, seeds)
+    swap_rules.summarise(rows, verdicts, normalised, seeds)
 
 
 if __name__ == "__main__":

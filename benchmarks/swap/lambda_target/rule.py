@@ -9,46 +9,43 @@ runs still missing, without the rule's verdict.
     python benchmarks/swap/lambda_target/rule.py 100 101 104 105 106 107
 """
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from sb3_gpg_bench import swap_rules
+
 HERE = Path(__file__).parent
-SOUND = HERE.parent / "sound_default"
-_spec = importlib.util.spec_from_file_location("sound_rule", SOUND / "rule.py")
-assert _spec is not None and _spec.loader is not None
-sound_rule = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sound_rule)
+SOUND = swap_rules.SOUND
 
 CANDIDATE = "gpg_swap_lambda"
 AT_LAMBDA_ONE = ("Ant-v5", "Pusher-v5", "Reacher-v5")
-NEW = sound_rule.NEW
+NEW = swap_rules.NEW
 
 
 def main() -> None:
-    seeds = [int(seed) for seed in sys.argv[1:]] or list(sound_rule.SIX_SEEDS)
-    sources = {task: (SOUND, NEW) if task in AT_LAMBDA_ONE else (HERE, CANDIDATE) for task in sound_rule.tasks()}
+    seeds = [int(seed) for seed in sys.argv[1:]] or list(swap_rules.SIX_SEEDS)
+    sources = {task: (SOUND, NEW) if task in AT_LAMBDA_ONE else (HERE, CANDIDATE) for task in swap_rules.tasks()}
     missing = {
-        task: [seed for seed in seeds if not sound_rule.run(root, task, setting, seed).exists()]
+        task: [seed for seed in seeds if not swap_rules.run(root, task, setting, seed).exists()]
         for task, (root, setting) in sources.items()
     }
-    random = json.loads((sound_rule.PREVIOUS / "random_scores.json").read_text())
+    random = json.loads((swap_rules.PREVIOUS / "random_scores.json").read_text())
     rows = [f"| task | PPO (seeds 100-101) | sound default | {CANDIDATE} | difference | spread | verdict |", "|---" * 7 + "|"]
     normalised: dict[str, list[list[float]]] = {NEW: [], CANDIDATE: []}
     verdicts: dict[str, list[str]] = {}
     for task, (root, setting) in sources.items():
         if missing[task]:
             continue
-        sound = np.array([sound_rule.final(sound_rule.run(SOUND, task, NEW, seed), 0) for seed in seeds])
-        candidate = np.array([sound_rule.final(sound_rule.run(root, task, setting, seed), 0) for seed in seeds])
-        cells = sound_rule.compare(task, {NEW: sound, CANDIDATE: candidate}, random[task]["mean"], normalised, verdicts)
+        sound = np.array([swap_rules.final(swap_rules.run(SOUND, task, NEW, seed), 0) for seed in seeds])
+        candidate = np.array([swap_rules.final(swap_rules.run(root, task, setting, seed), 0) for seed in seeds])
+        cells = swap_rules.compare(task, {NEW: sound, CANDIDATE: candidate}, random[task]["mean"], normalised, verdicts)
         rows.append(f"| {task} | {' | '.join(cells)} |")
     incomplete = {task: seeds for task, seeds in missing.items() if seeds}
     if not incomplete:
-        sound_rule.summarise(rows, verdicts, normalised, seeds)
+        swap_rules.summarise(rows, verdicts, normalised, seeds)
         return
     # the tasks run on every seed so far, without the rule's verdict, which waits for all of them
     print("\n".join(rows))

@@ -1,0 +1,89 @@
+"""
+The swap suite's adoption rules (benchmarks/swap/*/rule.py): a candidate default against the sound default on the
+same seeds, task by task (behind or ahead by more than the larger std over the seeds, else level), and both settings'
+IQM of PPO-normalised final evaluations with 95% bootstrap intervals (PPO's seeds 100-101 as the scale).
+"""
+
+from pathlib import Path
+
+import numpy as np
+from rliable import metrics
+
+from sb3_gpg_bench.suite_report import _bootstrap, evaluations
+
+SWAP = Path(__file__).resolve().parents[1] / "benchmarks" / "swap"
+SOUND = SWAP / "sound_default"
+# the previous default's runs, with PPO's and random play's scores
+PREVIOUS = SWAP / "default_memory"
+NEW, OLD = "gpg_swap_sound", "gpg_swap_memory_recency0.8"
+SIX_SEEDS = (100, 101, 104, 105, 106, 107)
+
+
+def final(folder: Path, metric: int) -> float:
+    values = evaluations(folder)[1]
+    return float(values[-1] if metric == 0 else values[-5:].mean())
+
+
+def run(root: Path, task: str, setting: str, seed: int) -> Path:
+    return root / "runs" / f"{task}__{setting}__seed{seed}"
+
+
+def judge(task: str, difference: float, spread: float, verdicts: dict[str, list[str]]) -> str:
+    """The rule's verdict on a task (behind or ahead by more than the spread, else level), recorded in ``verdicts``."""
+    verdict = "behind" if difference < -spread else ("ahead" if difference > spread else "level")
+    verdicts.setdefault(verdict, []).append(task)
+    return verdict
+
+
+def normalise(normalised: dict[str, list[list[float]]], floor: float, ppo: np.ndarray, scores: dict[str, np.ndarray]) -> None:
+    """Append each setting's scores as fractions of PPO's mean over random play's (tasks where PPO beats random)."""
+    scale = ppo.mean() - floor
+    if scale > 0:
+        for name, values in scores.items():
+            normalised[name].append(list((values - floor) / scale))
+
+
+def compare(
+    task: str,
+    scores: dict[str, np.ndarray],
+    floor: float,
+    normalised: dict[str, list[list[float]]],
+    verdicts: dict[str, list[str]],
+) -> list[str]:
+    """
+    A task's row of a candidate's rule against the sound default on the same seeds.
+
+    :param scores: the sound default's final evaluations, then the candidate's, by setting name
+    :param floor: random play's mean score on the task
+    :return: the row's cells after the task: PPO's mean (seeds 100-101), each setting's mean ± std, the difference, the
+        larger std and the verdict (recorded in ``verdicts``); the scores are appended to ``normalised``
+    """
+    sound, candidate = scores.values()
+    ppo = np.array([final(run(PREVIOUS, task, "ppo", seed), 0) for seed in (100, 101)])
+    spread = max(sound.std(), candidate.std())
+    difference = candidate.mean() - sound.mean()
+    verdict = judge(task, difference, spread, verdicts)
+    normalise(normalised, floor, ppo, scores)
+    means = [f"{values.mean():.1f} ± {values.std():.1f}" for values in (sound, candidate)]
+    return [f"{ppo.mean():.1f}", *means, f"{difference:+.1f}", f"{spread:.1f}", verdict]
+
+
+def summarise(
+    rows: list[str], verdicts: dict[str, list[str]], normalised: dict[str, list[list[float]]], seeds: list[int]
+) -> None:
+    """Print the table, the verdicts and each setting's IQM of PPO-normalised scores with its bootstrap interval."""
+    print("\n".join(rows))
+    print()
+    for verdict, names in sorted(verdicts.items()):
+        print(f"{verdict}: {len(names)} ({', '.join(names)})")
+    arrays = {name: np.array(values) for name, values in normalised.items()}
+    points, intervals = _bootstrap(arrays, lambda scores: np.array([metrics.aggregate_iqm(scores)]))
+    for name in arrays:
+        low, high = intervals[name][:, 0]
+        print(f"IQM of PPO-normalised final evaluations, {name}: {points[name][0]:.2f} [{low:.2f}, {high:.2f}]")
+    print(f"tasks: {len(next(iter(arrays.values())))} with PPO above random; seeds: {seeds}")
+
+
+def tasks() -> list[str]:
+    """:return: the tasks the sound default has runs of"""
+    return sorted({p.name.split("__")[0] for p in (SOUND / "runs").iterdir() if p.name.split("__")[1] == NEW})
