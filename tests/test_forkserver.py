@@ -20,6 +20,12 @@ sys.exit(int(sys.argv[1]))
 """
 
 
+def script_lines(stderr: str) -> list[str]:
+    """:return: the lines of ``stderr`` that the script's code wrote or that name its frames"""
+    own = ("probe.py", "ValueError", "to stderr", "warn", "raise ")
+    return [line for line in stderr.splitlines() if any(part in line for part in own)]
+
+
 def both(*args, cwd):
     """:return: the command run by the fork server and as a plain subprocess, with their absolute paths made alike"""
     forked = SERVER.run(*args, cwd=cwd, timeout=60)
@@ -35,10 +41,8 @@ def test_a_script_or_a_module_runs_as_in_a_fresh_process(tmp_path, monkeypatch, 
     for args in ([str(tmp_path / "probe.py"), status], ["-m", "probe", status]):
         forked, plain = both(*args, cwd=tmp_path)
         assert (forked.returncode, forked.stdout) == (plain.returncode, plain.stdout)
-        # the same warning and traceback, save the frames of the server's runpy
-        assert [line for line in forked.stderr.splitlines() if "runpy" not in line and "forkserver" not in line][-4:] == [
-            line for line in plain.stderr.splitlines() if "runpy" not in line
-        ][-4:]
+        # the same warning and the same traceback from the script's frames on (not the server's runpy frames)
+        assert script_lines(forked.stderr) == script_lines(plain.stderr)
         assert "a warning a user would see" in forked.stderr and "at exit" in forked.stdout
     assert plain.returncode == {"0": 0, "3": 3, "--raise": 1}[status]
 
@@ -50,3 +54,17 @@ def test_a_command_past_its_timeout_is_killed_and_the_server_serves_on(tmp_path)
     assert timeout.value.output == "started\n"
     (tmp_path / "probe.py").write_text(SCRIPT)
     assert SERVER.run(str(tmp_path / "probe.py"), "4", cwd=tmp_path, timeout=60).returncode == 4
+
+
+def test_each_command_draws_its_own_random_state_and_sees_the_environment_as_passed(tmp_path, monkeypatch):
+    assert not SERVER.plain or SERVER.server is None  # the server is on where the imports print nothing
+    (tmp_path / "draw.py").write_text(
+        "import os, numpy, torch\nprint(numpy.random.rand(), float(torch.rand(1)), os.environ.get('PROBE'))\n"
+    )
+    monkeypatch.setenv("PROBE", "set")
+    first = SERVER.run(str(tmp_path / "draw.py"), cwd=tmp_path, timeout=60).stdout
+    monkeypatch.delenv("PROBE")
+    second = SERVER.run(str(tmp_path / "draw.py"), cwd=tmp_path, timeout=60).stdout
+    assert first.split()[2] == "set" and second.split()[2] == "None"
+    assert first.split()[:2] != second.split()[:2]
+    assert not SERVER.plain
