@@ -180,10 +180,11 @@ class ForkServer:
         self.server = None
 
     def run(self, *args: str, cwd: Any, timeout: float) -> subprocess.CompletedProcess:
+        command = [sys.executable, *args]
         if self.server is None:
             self._start()
         if self.plain or _read_at_start(os.environ) != self.started_with:
-            return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+            return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
         assert self.server is not None and self.server.stdin is not None and self.server.stdout is not None
         with tempfile.TemporaryDirectory() as folder:
             stdout, stderr = Path(folder, "stdout"), Path(folder, "stderr")
@@ -205,7 +206,6 @@ class ForkServer:
                 raise RuntimeError(f"the tests' fork server exited ({code}) while it ran {args}")
             status = json.loads(reply)["status"]
             output, errors = stdout.read_text(errors="replace"), stderr.read_text(errors="replace")
-        command = [sys.executable, *args]
         if status is None:
             raise subprocess.TimeoutExpired(command, timeout, output, errors)
         return subprocess.CompletedProcess(command, status, output, errors)

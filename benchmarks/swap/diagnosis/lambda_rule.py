@@ -30,14 +30,13 @@ def main() -> None:
     candidate_name = f"gpg_swap_lambda{lam}"
     seeds = [int(seed) for seed in arguments] or [100, 101]
     random = json.loads((swap_rules.PREVIOUS / "random_scores.json").read_text())
-    tasks = sorted({p.name.split("__")[0] for p in (SOUND / "runs").iterdir()})
     rows = [
         f"| task | PPO (seeds 100-101) | sound default | {candidate_name} | difference | spread | verdict |",
         "|---" * 7 + "|",
     ]
     normalised: dict[str, list[list[float]]] = {NEW: [], candidate_name: []}
     verdicts: dict[str, list[str]] = {}
-    for task in tasks:
+    for task in swap_rules.tasks():
         candidate_root, candidate_setting = (HERE, candidate_name) if task in UNSET else (SOUND, NEW)
         folders = [swap_rules.run(SOUND, task, NEW, seed) for seed in seeds]
         folders += [swap_rules.run(candidate_root, task, candidate_setting, seed) for seed in seeds]
