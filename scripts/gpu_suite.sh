@@ -22,7 +22,9 @@
 #
 # Settings (environment): GPU_SUITE_BUDGET (seconds for pytest, 520), GPU_SUITE_MARGIN (90), GPU_SUITE_WORKERS (12),
 # PYTHON (python3), GPU_SUITE_SITE (/tmp/site), GPU_SUITE_CHECK=1 (steps 1 and 2 only, no GPU needed: a check of the
-# wheels with any Linux x86-64 Python 3.12 that has numpy; without torch, what needs it is reported not importable).
+# wheels with any Linux x86-64 Python 3.12 that has numpy; without torch, what needs it is reported not importable),
+# GPU_SUITE_SPEED (0: seconds for scripts/benchmark_gpu.py between steps 2 and 3, out of the budget; its rows go to
+# $OUT/speed_gpu.jsonl, which `benchmark_gpu.py --report` makes the table of).
 set -uo pipefail
 SCRIPT_START=$(date +%s)
 cd "$(dirname "$0")/.." || exit
@@ -33,6 +35,7 @@ BUDGET=${GPU_SUITE_BUDGET:-520}
 WORKERS=${GPU_SUITE_WORKERS:-12}
 MARGIN=${GPU_SUITE_MARGIN:-90}
 CHECK=${GPU_SUITE_CHECK:-0}
+SPEED=${GPU_SUITE_SPEED:-0}
 SITE=${GPU_SUITE_SITE:-/tmp/site}
 mkdir -p "$OUT"
 
@@ -179,6 +182,12 @@ main() {
     console_script
     versions || return 1
     [ "$CHECK" = 1 ] && return 0
+    if [ "$SPEED" -gt 0 ]; then
+        # before the suite, on a quiet machine; what it measured is kept row by row, should the limit stop it
+        echo "gpu_suite: scripts/benchmark_gpu.py, at most $SPEED s"
+        timeout --kill-after=5 "$SPEED" "$PY" scripts/benchmark_gpu.py --jsonl "$OUT/speed_gpu.jsonl"
+        echo "gpu_suite: benchmark_gpu.py exit $?"
+    fi
 
     local timeout_option=() start status plugins=/tmp/gpu_suite_plugins
     "$PY" -c "import pytest_timeout" 2>/dev/null && timeout_option=(--timeout 0)

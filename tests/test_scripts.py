@@ -68,6 +68,24 @@ def test_speed_benchmark_smoke(tmp_path):
     assert "iter ratio" in output
 
 
+def test_gpu_benchmark_smoke_on_the_cpu_and_its_committed_page_regenerates(tmp_path):
+    output = run(str(SCRIPTS / "benchmark_gpu.py"), "--devices", "cpu-1", "cpu-N", "--rows", "mlp-64", "cnn-84x84x1",
+                 "--repeats", "1", "--n-steps", "8", "--jsonl", "rows.jsonl", cwd=tmp_path)  # fmt: skip
+    rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    # a CNN on one thread is left out
+    assert [(row["row"], row["device"]) for row in rows[1:]] == [
+        ("mlp-64", "cpu-1"),
+        ("mlp-64", "cpu-N"),
+        ("cnn-84x84x1", "cpu-N"),
+    ]
+    assert all(row["ratio"] == row["gpg_iteration"] / row["ppo_iteration"] > 0 for row in rows[1:])
+    assert "GPG/PPO" in output
+    committed = SCRIPTS.parent / "benchmarks"
+    runs = sorted((committed / "gpu").glob("speed_run*.jsonl"))
+    run(str(SCRIPTS / "benchmark_gpu.py"), "--report", *map(str, runs), "--output", "speed_gpu.md", cwd=tmp_path)
+    assert (tmp_path / "speed_gpu.md").read_text() == (committed / "speed_gpu.md").read_text()
+
+
 @pytest.mark.slow
 def test_paper_benchmark_stops_at_a_checkpoint_and_resumes(tmp_path):
     # A run far too long to finish: --stop-after ends it at its first checkpoint after 15 s (every 2 iterations)
@@ -210,6 +228,7 @@ def test_paper_benchmark_verify(tmp_path):
 
 
 def test_long_horizon_study_smoke(tmp_path):
+    pytest.importorskip("envpool")  # the study's stages run on EnvPool
     run(str(SCRIPTS / "study_long_horizon.py"), "run", "--stage", "gamma", "--envs", "LunarLander-v3", "--seeds", "0",
         "--algos", "gpg", "ppo", "--jobs", "1", "--iterations", "2", "--eval-every", "1", "--n-steps", "16", "--out", "out",
         cwd=tmp_path)  # fmt: skip

@@ -2,6 +2,7 @@
 
 import argparse
 import ast
+import importlib.util
 import os
 import subprocess
 import sys
@@ -33,6 +34,8 @@ from sb3_gpg.zoo import cli as zoo_cli
 from sb3_gpg.zoo.commands import _experiment_manager, _take_own_arguments
 from sb3_gpg.zoo.experiment import EnvPoolExperimentManager, ZooExperimentManager
 from tests.helpers import cli
+
+NEEDS_ENVPOOL = pytest.mark.skipif(importlib.util.find_spec("envpool") is None, reason="envpool is not installed")
 
 QUICK_TRAIN = ["--env", "CartPole-v1", "-n", "2048", "--eval-freq", "1024", "--eval-episodes", "2", "--seed", "0"]
 
@@ -272,7 +275,9 @@ def test_console_script_trains(tmp_path):
             "--algo gpg,",
         ),
         (["--algo", "gpg", "--env", "CartPole-v1", "--n-timesteps", "-5"], "-n -5: pass a number of training steps"),
-        (["--algo", "ppo", "--env", "Taxi-v4", "--vec-env", "envpool"], "EnvPool has no environment"),
+        pytest.param(
+            ["--algo", "ppo", "--env", "Taxi-v4", "--vec-env", "envpool"], "EnvPool has no environment", marks=NEEDS_ENVPOOL
+        ),
         (["--algo", "gpg", "-optimize", "--trial-score-window", "0"], "--trial-score-window 0: a trial's score is the mean"),
         (["--algo", "gpg", "--trial-score-window", "2"], "--trial-score-window 2 scores the trials of a search: add"),
         # not GPG's later n_steps * n_envs error
@@ -368,6 +373,19 @@ def test_each_command_s_help_names_it(command, before, capsys):
         run(command, [*before, "--help"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.startswith(f"usage: {' '.join(['sb3-gpg', command, *before])} ")
+
+
+@pytest.mark.filterwarnings("ignore:'rl_zoo3.record_training' found in sys.modules:RuntimeWarning")
+def test_record_training_without_ffmpeg_says_what_to_install(monkeypatch, capsys):
+    monkeypatch.setattr(commands.shutil, "which", lambda name: None)  # no ffmpeg on the PATH
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # nor imageio-ffmpeg: its import fails
+    with pytest.raises(SystemExit) as exit_info:
+        run("record_training", ["--help"])  # the help needs neither
+    assert exit_info.value.code == 0 and capsys.readouterr().out.startswith("usage: sb3-gpg record_training ")
+    with pytest.raises(SystemExit) as exit_info:
+        run("record_training", ["--algo", "gpg", "--env", "CartPole-v1", "-f", "logs"])
+    assert exit_info.value.code == 2  # before rl_zoo3 records anything
+    assert "none is on the PATH and imageio-ffmpeg is not installed. pip install moviepy" in capsys.readouterr().err
 
 
 def test_python_m_names_its_module_in_the_help(capsys):

@@ -310,8 +310,16 @@ def record_training(argv: list[str], program: str = "sb3-gpg record_training") -
         )
         python.chmod(0o755)
         if shutil.which("ffmpeg") is None:
-            import imageio_ffmpeg
-
-            os.symlink(imageio_ffmpeg.get_ffmpeg_exe(), os.path.join(tools, "ffmpeg"))
+            try:
+                import imageio_ffmpeg
+            except ImportError:
+                if not {"-h", "--help"} & set(argv):  # the help needs no ffmpeg
+                    raise ZooError(
+                        "record_training joins its videos with ffmpeg: none is on the PATH and imageio-ffmpeg is not "
+                        "installed. pip install moviepy (which brings imageio-ffmpeg and records the videos), or install "
+                        "ffmpeg"
+                    ) from None
+            else:
+                os.symlink(imageio_ffmpeg.get_ffmpeg_exe(), os.path.join(tools, "ffmpeg"))
         with replaced(os.environ, "PATH", tools + os.pathsep + os.environ["PATH"]):
             run_script(program, argv, lambda: runpy.run_module("rl_zoo3.record_training", run_name="__main__"))
