@@ -13,7 +13,7 @@
 #      XML, and `timeout` stops it at the budget's end regardless; everything goes to $OUT/gpu_suite.log as it runs (tee), so the log comes back even if killed;
 #   4. writes one summary line (also $OUT/gpu_suite_summary.txt): passed, failed, errors, skipped (for the budget), and
 #      the failures not among EXPECTED_FAILURES below (tests that need a package the wheels leave out).
-# Exit status: pytest's (124: the hard end came first). Not yet run on a GPU: written when none was lent.
+# Exit status: pytest's (124: the hard end came first). Its runs on an H200: benchmarks/gpu/README.md.
 #
 # A session lent the GPU machine calls it once, through the device tool, after making .whl here:
 #   scripts/gpu_wheels.sh                               # here: 9.0 MB in .whl/wheels.tar.xz, about 45 s
