@@ -12,8 +12,8 @@ policy update. The rows:
   cost without an emulator's), NatureCNN, 8 envs x 128 steps, minibatch 256, 4 epochs; one frame, or four stacked
 
 each on ``cuda`` (torch on the GPU; the envs and GPG's estimator stay on the CPU), on ``cpu-1`` (one torch thread,
-what this project's guides recommend for small policies) and, for all of them, ``cpu-N`` (torch's default: a thread
-per core). NumPy runs on one thread throughout (OMP_NUM_THREADS=1 where it is unset). Each row is printed and appended
+what this project's guides recommend for small policies; MLP rows only) and on ``cpu-N`` (a torch thread per CPU this
+process may use). NumPy runs on one thread throughout (OMP_NUM_THREADS=1 where it is unset). Each row is printed and appended
 to ``--jsonl`` as it finishes, so that a run stopped early keeps what it measured; ``--report`` writes the table.
 
 Run from the repository root, on a machine with a CUDA GPU:
@@ -57,6 +57,11 @@ DEVICES = ("cuda", "cpu-1", "cpu-N")
 
 
 def make_env(row: dict, seed: int) -> VecEnv:
+    """
+    :param row: one of ``ROWS``
+    :param seed: the envs' seed
+    :return: the row's envs on a DummyVecEnv
+    """
     if row["env"] == "image":
         channels = row["channels"]
         return make_vec_env(
@@ -68,8 +73,15 @@ def make_env(row: dict, seed: int) -> VecEnv:
     return make_vec_env(row["env"], n_envs=row["n_envs"], seed=seed, vec_env_cls=DummyVecEnv)
 
 
-def make_model(algo: str, row: dict, device: str, seed: int, n_steps: int | None = None):
-    n_steps = n_steps or row["n_steps"]
+def make_model(algo: str, row: dict, device: str, seed: int, n_steps: int | None = None) -> GPG | PPO:
+    """
+    :param algo: ``gpg`` (the constructor's defaults) or ``ppo``
+    :param row: one of ``ROWS``
+    :param device: a column of ``DEVICES``
+    :param seed: the model's and the envs' seed
+    :param n_steps: each env's rollout length instead of the row's (the minibatch shrinks to the rollout if need be)
+    """
+    n_steps = row["n_steps"] if n_steps is None else n_steps
     batch_size = min(row["batch_size"], n_steps * row["n_envs"])
     kwargs = dict(n_steps=n_steps, batch_size=batch_size, n_epochs=row["n_epochs"], seed=seed)
     if "net" in row:
@@ -80,11 +92,19 @@ def make_model(algo: str, row: dict, device: str, seed: int, n_steps: int | None
 
 
 def threads(device: str) -> int:
-    """:return: torch's intra-op threads for a device column (torch's default: one per core, for cpu-N)"""
-    return {"cuda": 1, "cpu-1": 1}.get(device, os.cpu_count() or 1)
+    """:return: torch's intra-op threads for a device column (cpu-N: one per CPU this process may use)"""
+    return {"cuda": 1, "cpu-1": 1}.get(device, len(os.sched_getaffinity(0)))
 
 
 def benchmark(name: str, device: str, repeats: int, seed: int, n_steps: int | None = None) -> dict:
+    """
+    :param name: a key of ``ROWS``
+    :param device: a column of ``DEVICES``
+    :param repeats: the timed iterations of each algorithm, after one warm-up each
+    :param seed: the models' and the envs' seed
+    :param n_steps: each env's rollout length instead of the row's
+    :return: the medians of each phase and of the whole iteration, per algorithm, and GPG's over PPO's
+    """
     row = ROWS[name]
     th.set_num_threads(threads(device))
     models = {algo: make_model(algo, row, device, seed, n_steps) for algo in ("gpg", "ppo")}
@@ -119,14 +139,17 @@ def machine() -> dict:
 
 
 def run(args: argparse.Namespace) -> None:
+    """Time every row on every device of ``args``, each row written to ``args.jsonl`` (a new file) as it finishes."""
     if "cuda" in args.devices and not th.cuda.is_available():
         sys.exit("benchmark_gpu.py: torch sees no CUDA device; pass --devices cpu-1 cpu-N to time the CPU alone")
-    with open(args.jsonl, "a") as out:
+    if args.n_steps is not None and args.n_steps < 1:
+        sys.exit(f"benchmark_gpu.py: --n-steps {args.n_steps}: give each env's rollout length, 1 or more")
+    with open(args.jsonl, "w") as out:
         out.write(json.dumps({"meta": machine()}) + "\n")
         for name in args.rows:
             for device in args.devices:
                 if device == "cpu-1" and name.startswith("cnn"):
-                    continue  # a CNN on one thread is not a setting anyone would choose; it would cost minutes
+                    continue  # a CNN on one thread is not a setting anyone would choose
                 start = time.perf_counter()
                 result = benchmark(name, device, args.repeats, args.seed, args.n_steps)
                 result["seconds"] = time.perf_counter() - start
@@ -144,6 +167,8 @@ def table(path: str) -> tuple[dict, list[str]]:
     lines = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
     meta = next(line["meta"] for line in lines if "meta" in line)
     rows = [line for line in lines if "row" in line]
+    if not rows:
+        sys.exit(f"benchmark_gpu.py: {path} has no timed row: its run stopped before the first finished")
     text = [
         "| policy | device (torch threads) | GPG s/iteration | PPO s/iteration | GPG/PPO "
         "| GPG rollout / advantage / update | PPO rollout / advantage / update |",
@@ -173,7 +198,7 @@ def report(paths: list[str]) -> str:
         "",
         "Made by `python scripts/benchmark_gpu.py`: seconds per iteration, the median of the repeats after a warm-up; "
         "the rows are described in the script's docstring. `cuda`: the policy on the GPU; `cpu-1`, `cpu-N`: on the CPU "
-        "with one torch thread or one per core. The envs and GPG's estimator run on the CPU in every row.",
+        "with one torch thread or one per CPU. The envs and GPG's estimator run on the CPU in every row.",
     ]
     for number, path in enumerate(paths, 1):
         meta, text = table(path)

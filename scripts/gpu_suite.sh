@@ -36,6 +36,11 @@ WORKERS=${GPU_SUITE_WORKERS:-12}
 MARGIN=${GPU_SUITE_MARGIN:-90}
 CHECK=${GPU_SUITE_CHECK:-0}
 SPEED=${GPU_SUITE_SPEED:-0}
+if [ "$SPEED" -ge $((BUDGET - MARGIN)) ]; then
+    echo "gpu_suite: GPU_SUITE_SPEED=$SPEED leaves the suite no time: give it under GPU_SUITE_BUDGET - GPU_SUITE_MARGIN" \
+        "($((BUDGET - MARGIN)) s)" >&2
+    exit 2
+fi
 SITE=${GPU_SUITE_SITE:-/tmp/site}
 mkdir -p "$OUT"
 

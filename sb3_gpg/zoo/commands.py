@@ -300,6 +300,7 @@ def record_training(argv: list[str], program: str = "sb3-gpg record_training") -
 
     :param argv: rl_zoo3's record_training arguments
     :param program: the name the usage and error messages give
+    :raises ZooError: where there is neither an ``ffmpeg`` on the PATH nor imageio-ffmpeg (but for the help)
     """
     with tempfile.TemporaryDirectory() as tools:
         python = Path(tools, "python")
