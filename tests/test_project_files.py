@@ -417,3 +417,28 @@ def test_no_results_file_weighs_on_a_clone():
     # every run's training log compressed, the earlier runs' too (read_training_log reads both)
     plain_logs = [str(path.relative_to(ROOT)) for path in files if path.name == "training_log.json"]
     assert not plain_logs, f"compress these to training_log.json.gz (gzip, mtime=0): {plain_logs[:5]}"
+
+
+def test_speed_guide_quotes_the_gpu_runs():
+    # docs/guide/speed.rst's "On a GPU" reads its ranges off benchmarks/gpu/speed_run*.jsonl (both runs)
+    import json
+
+    rows = [
+        row
+        for path in sorted((ROOT / "benchmarks" / "gpu").glob("speed_run*.jsonl"))
+        for row in map(json.loads, path.read_text().splitlines())
+        if "row" in row
+    ]
+
+    def span(values, digits=2):
+        return f"{min(values):.{digits}f}-{max(values):.{digits}f}"
+
+    mlp = [row for row in rows if row["row"].startswith("mlp")]
+    on_cpu = {(row["row"], row["repeats"]): row["gpg_iteration"] for row in rows if row["device"] == "cpu-N"}
+    speedups = [on_cpu[row["row"], row["repeats"]] / row["gpg_iteration"] for row in rows if row["row"].startswith("cnn")
+                if row["device"] == "cuda"]  # fmt: skip
+    page = " ".join((ROOT / "docs" / "guide" / "speed.rst").read_text().split())
+    assert f"GPG's iteration took {span([r['gpg_iteration'] for r in mlp if r['device'] == 'cuda'])} s on the GPU" in page
+    assert f"and {span([r['gpg_iteration'] for r in mlp if r['device'] != 'cuda'])} s on the CPU" in page
+    assert f"trained {span(speedups, 1)} times faster per iteration on the GPU" in page
+    assert f"GPG's iteration took {span([row['ratio'] for row in rows])} times PPO's in those rows" in page
