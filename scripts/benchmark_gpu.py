@@ -2,7 +2,7 @@
 What a GPU buys GPG and PPO: seconds per iteration on CUDA and on the CPU, for an MLP and a CNN policy at two sizes.
 
 Both algorithms run the same work in each row (rollout, minibatch, epochs, network, DummyVecEnv), as in
-``benchmark_speed.py``, whose phase timer this uses: one warm-up iteration each, then GPG's and PPO's iterations
+``benchmark_speed.py``, whose timing this uses: one warm-up iteration each, then GPG's and PPO's iterations
 alternate, and the medians over the repeats are reported, split into rollout collection, advantage computation and
 policy update. The rows:
 
@@ -31,14 +31,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # NumPy's BLAS (GPG's estimator) 
 import argparse
 import json
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import stable_baselines3
 import torch as th
-from benchmark_speed import PHASES, PhaseTimer
+from benchmark_speed import PHASES, time_alternately
 from stable_baselines3 import PPO
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.envs import FakeImageEnv
@@ -108,20 +107,9 @@ def benchmark(name: str, device: str, repeats: int, seed: int, n_steps: int | No
     row = ROWS[name]
     th.set_num_threads(threads(device))
     models = {algo: make_model(algo, row, device, seed, n_steps) for algo in ("gpg", "ppo")}
-    timers = {algo: PhaseTimer(model) for algo, model in models.items()}
-    for timer in timers.values():  # warm-up: CUDA's kernels, cuDNN's choice of algorithms, the first allocations
-        timer.iterate()
-        for phase in PHASES:
-            timer.times[phase].clear()
-    for _ in range(repeats):  # alternate, so that both see the same machine noise
-        for timer in timers.values():
-            timer.iterate()
+    # the warm-up iteration also takes CUDA's kernels, cuDNN's choice of algorithms and the first allocations
     result: dict = {"row": name, "device": device, "threads": th.get_num_threads(), "repeats": repeats}
-    for algo, timer in timers.items():
-        for phase in PHASES:
-            result[f"{algo}_{phase}"] = statistics.median(timer.times[phase])
-        iterations = [sum(values) for values in zip(*(timer.times[phase] for phase in PHASES), strict=True)]
-        result[f"{algo}_iteration"] = statistics.median(iterations)
+    result.update(time_alternately(models, repeats))
     result["ratio"] = result["gpg_iteration"] / result["ppo_iteration"]
     for model in models.values():
         model.env.close()

@@ -124,6 +124,32 @@ class PhaseTimer:
         model.learn(model.n_steps * model.n_envs, reset_num_timesteps=False)
 
 
+def time_alternately(models: dict[str, Any], repeats: int) -> dict[str, float]:
+    """
+    Time the models' iterations: one warm-up iteration each, then ``repeats`` each, alternating, so that all see the same
+    machine noise.
+
+    :param models: the models by algorithm name
+    :param repeats: the timed iterations of each model
+    :return: per algorithm, the median of each phase (``{algo}_{phase}``) and of the whole iteration (``{algo}_iteration``)
+    """
+    timers = {algo: PhaseTimer(model) for algo, model in models.items()}
+    for timer in timers.values():  # warm-up
+        timer.iterate()
+        for phase in PHASES:
+            timer.times[phase].clear()
+    for _ in range(repeats):
+        for timer in timers.values():
+            timer.iterate()
+    medians = {}
+    for algo, timer in timers.items():
+        for phase in PHASES:
+            medians[f"{algo}_{phase}"] = statistics.median(timer.times[phase])
+        iterations = [sum(values) for values in zip(*(timer.times[phase] for phase in PHASES), strict=True)]
+        medians[f"{algo}_iteration"] = statistics.median(iterations)
+    return medians
+
+
 def floor_time(env_id: str, n_envs: int, vec_env: str, n_steps: int, seed: int, repeats: int) -> float:
     """Median time for the bare VecEnv to step n_steps with fixed actions (the same action for every env)."""
     env = make_env(env_id, n_envs, seed, vec_env)
@@ -180,23 +206,10 @@ def benchmark(env_id: str, n_envs: int, binning: str, vec_env: str, args: argpar
     models = {
         algo: make_model(algo, env_id, n_envs, binning, vec_env, n_steps, args.n_epochs, args.seed) for algo in ("gpg", "ppo")
     }
-    timers = {algo: PhaseTimer(model) for algo, model in models.items()}
-    for timer in timers.values():  # warm-up
-        timer.iterate()
-    for timer in timers.values():
-        for phase in PHASES:
-            timer.times[phase].clear()
-    for _ in range(args.repeats):  # alternate, so that both see the same machine noise
-        for timer in timers.values():
-            timer.iterate()
-
     result = {"env": env_id, "n_envs": n_envs, "binning": binning, "vec_env": vec_env, "n_steps": n_steps}
-    for algo, timer in timers.items():
-        for phase in PHASES:
-            result[f"{algo}_{phase}"] = statistics.median(timer.times[phase])
-        iterations = [sum(values) for values in zip(*(timer.times[phase] for phase in PHASES), strict=True)]
-        result[f"{algo}_iteration"] = statistics.median(iterations)
-        result[f"{algo}_params"] = sum(p.numel() for p in models[algo].policy.parameters())
+    result.update(time_alternately(models, args.repeats))
+    for algo, model in models.items():
+        result[f"{algo}_params"] = sum(p.numel() for p in model.policy.parameters())
     for model in models.values():
         model.env.close()
     result["floor"] = floor_time(env_id, n_envs, vec_env, n_steps, args.seed, args.repeats)

@@ -5,6 +5,7 @@ extras of setup.cfg against what gymnasium installs.
 
 import configparser
 import importlib.metadata
+import json
 import re
 from pathlib import Path
 
@@ -421,8 +422,6 @@ def test_no_results_file_weighs_on_a_clone():
 
 def test_speed_guide_quotes_the_gpu_runs():
     # docs/guide/speed.rst's "On a GPU" reads its ranges off benchmarks/gpu/speed_run*.jsonl (both runs)
-    import json
-
     rows = [
         row
         for path in sorted((ROOT / "benchmarks" / "gpu").glob("speed_run*.jsonl"))
