@@ -5,8 +5,6 @@ import gzip
 import json
 import runpy
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -159,8 +157,7 @@ def test_paper_benchmark_ablation_subset_and_unknown_algo(tmp_path):
     output = run(script, "--ablation", "--algos", "gpg_universal", "gpg_time", "--n-envs", "4", "--seeds", "0",
                  "--report-only", "--out", "out", cwd=tmp_path)  # fmt: skip
     assert "2 runs, 0 already done, 2 to run" in output
-    result = subprocess.run([sys.executable, script, "--algos", "gpg_spatial_2.0", "--out", "out"], cwd=tmp_path,
-                            capture_output=True, text=True)  # fmt: skip
+    result = SERVER.run(script, "--algos", "gpg_spatial_2.0", "--out", "out", cwd=tmp_path, timeout=120)
     assert result.returncode == 2 and "unknown --algos ['gpg_spatial_2.0']" in result.stderr
 
 
@@ -225,7 +222,7 @@ def test_paper_benchmark_verify(tmp_path):
     fields = lines[1].split(",")
     lines[1] = ",".join([*fields[:-1], str(float(fields[-1]) + 1.0)])
     path.write_text("\n".join(lines) + "\n")
-    result = subprocess.run([sys.executable, *args, "--verify"], cwd=tmp_path, capture_output=True, text=True)
+    result = SERVER.run(*args, "--verify", cwd=tmp_path, timeout=600)
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     assert "seed1: iteration 1" in result.stdout and "DIFFERENT" in result.stdout
     assert "1 of 2 finished runs reproduced" in result.stdout
@@ -243,8 +240,8 @@ def test_long_horizon_study_smoke(tmp_path):
 
 def test_long_horizon_study_names_what_is_not_in_the_stage(tmp_path):
     for option, name in (("--algos", "gpg_bootsrap"), ("--envs", "CartPole-v1")):
-        result = subprocess.run([sys.executable, str(SCRIPTS / "study_long_horizon.py"), "run", "--stage", "lr", option, name,
-                                 "--out", "out"], cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+        result = SERVER.run(str(SCRIPTS / "study_long_horizon.py"), "run", "--stage", "lr", option, name, "--out", "out",
+                            cwd=tmp_path, timeout=120)  # fmt: skip
         assert result.returncode == 2 and f"{option}: ['{name}'] not in stage 'lr'" in result.stderr
         assert not (tmp_path / "out").exists()  # nothing started
 
@@ -365,8 +362,7 @@ def test_zoo_suite_runs_resumes_and_reports_a_tiny_grid(tmp_path):
 
 def test_zoo_suite_refuses_what_is_not_in_the_suite(tmp_path):
     def zoo_suite(*args):
-        command = [sys.executable, str(SCRIPTS / "zoo_suite.py"), *args, "--suite", "smoke", "--out", "out"]
-        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+        return SERVER.run(str(SCRIPTS / "zoo_suite.py"), *args, "--suite", "smoke", "--out", "out", cwd=tmp_path, timeout=120)
 
     result = zoo_suite("report", "--envs", "Hopper-v5")
     assert result.returncode == 2 and "not in the smoke suite: Hopper-v5; its tasks: CartPole-v1" in result.stderr
