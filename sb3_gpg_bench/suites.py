@@ -3,6 +3,7 @@ What the suites run: the tasks and the settings of each grid of ``sb3_gpg_bench.
 --suite``), with the candidates tried against gpg.yml's entries and its ``default:``.
 """
 
+import copy
 import functools
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -43,15 +44,20 @@ class Suite(NamedTuple):
     eval_seed_offset: int | None
 
 
+@functools.cache
+def _pinned_entries() -> dict[str, Any]:
+    return yaml.load(PINNED_ENTRIES_FILE.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def pinned_entry(base: str, env_id: str) -> dict[str, Any]:
     """
-    :return: the entry for ``env_id`` of the pinned entries ``base``
+    :return: the entry for ``env_id`` of the pinned entries ``base`` (a copy: the file is read once)
     :raises KeyError: where they have none for it (a setting run on a task its base was never run on)
     """
-    entries = yaml.safe_load(PINNED_ENTRIES_FILE.read_text())[base]
+    entries = _pinned_entries()[base]
     if env_id not in entries:
         raise KeyError(f"the pinned entries {base!r} have none for {env_id}: give the setting a base that has one.")
-    return entries[env_id]
+    return copy.deepcopy(entries[env_id])
 
 
 @functools.cache

@@ -278,7 +278,7 @@ def test_each_committed_tuning_run_ran_its_settings_pinned_entry_with_its_params
     from sb3_gpg.estimator.options import PAPER_ESTIMATOR
     from sb3_gpg_bench.suites import SUITES, pinned_entry
 
-    class Loader(yaml.SafeLoader):
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml's parser, where PyYAML has it
         pass
 
     Loader.add_constructor(
