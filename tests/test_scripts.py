@@ -407,6 +407,7 @@ def test_every_gpg_setting_of_every_suite_is_a_valid_entry_on_each_task():
     parser = argparse.ArgumentParser()
     parser.add_argument("-params", nargs="+", action=StoreDict, default={})
     checked = 0
+    pinned_entries = yaml.safe_load(PINNED_ENTRIES_FILE.read_text())
     for name, suite in SUITES.items():
         for setting in suite.settings:
             if setting.algo != "gpg":
@@ -416,7 +417,7 @@ def test_every_gpg_setting_of_every_suite_is_a_valid_entry_on_each_task():
             if setting.base == PPO_ENTRY:  # rl_zoo3's PPO entry for each task, run by GPG
                 pinned = {env_id: zoo_entry("ppo", env_id)[0] for env_id in suite.tasks}
             elif setting.base:
-                pinned = yaml.safe_load(PINNED_ENTRIES_FILE.read_text())[setting.base]
+                pinned = pinned_entries[setting.base]
             for env_id in suite.tasks if pinned is None else sorted(pinned):
                 entry = (zoo_entry("gpg", env_id)[0] if pinned is None else pinned[env_id]) | params
                 check_gpg_hyperparams(entry, f"{name}/{setting.name}/{env_id}")
