@@ -11,7 +11,6 @@ small: RL Zoo's ``evaluations.npz``, the resolved hyperparameters (``config.yml`
 """
 
 import copy
-import functools
 import gzip
 import json
 import platform
@@ -28,7 +27,7 @@ from tqdm import tqdm
 
 from sb3_gpg.estimator.options import PAPER_ESTIMATOR
 from sb3_gpg_bench.grid import run_grid
-from sb3_gpg_bench.suites import PPO_ENTRY, Setting, pinned_entry
+from sb3_gpg_bench.suites import PPO_ENTRY, Setting, parsed_yaml, pinned_entry
 from sb3_gpg_bench.timing import run_watched
 
 N_EVALUATIONS = 20
@@ -89,17 +88,11 @@ def zoo_entry(algo: str, env_id: str) -> tuple[dict, dict | None]:
     from sb3_gpg.zoo.registry import GPG_ALGOS
 
     path = GPG_ALGOS[algo][1] if algo in GPG_ALGOS else Path(rl_zoo3.__file__).parent / "hyperparams" / f"{algo}.yml"
-    entries = _hyperparameter_file(Path(path))
+    entries = parsed_yaml(Path(path))
     if env_id in entries or env_id not in OLDER_ENTRIES or OLDER_ENTRIES[env_id] not in entries:
         return copy.deepcopy(entries.get(env_id, entries.get("default"))), None
     older_entries = {v5: entries[older] for v5, older in OLDER_ENTRIES.items() if older in entries}
     return copy.deepcopy(entries[OLDER_ENTRIES[env_id]]), copy.deepcopy(older_entries)
-
-
-@functools.cache
-def _hyperparameter_file(path: Path) -> Any:
-    """:return: the parsed file, read once per process (a grid reads it for each of its runs)"""
-    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def budget_of(env_id: str, budget: int | None) -> int:

@@ -45,8 +45,9 @@ class Suite(NamedTuple):
 
 
 @functools.cache
-def _pinned_entries() -> dict[str, Any]:
-    return yaml.load(PINNED_ENTRIES_FILE.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+def parsed_yaml(path: Path) -> Any:
+    """:return: the YAML file parsed, once per process (libyaml's parser where PyYAML has it); callers copy what they change"""
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def pinned_entry(base: str, env_id: str) -> dict[str, Any]:
@@ -54,7 +55,7 @@ def pinned_entry(base: str, env_id: str) -> dict[str, Any]:
     :return: the entry for ``env_id`` of the pinned entries ``base`` (a copy: the file is read once)
     :raises KeyError: where they have none for it (a setting run on a task its base was never run on)
     """
-    entries = _pinned_entries()[base]
+    entries = parsed_yaml(PINNED_ENTRIES_FILE)[base]
     if env_id not in entries:
         raise KeyError(f"the pinned entries {base!r} have none for {env_id}: give the setting a base that has one.")
     return copy.deepcopy(entries[env_id])
