@@ -12,10 +12,12 @@ import pytest
 import torch as th
 import yaml
 from gymnasium import spaces
+from stable_baselines3.common.env_util import make_vec_env
 
 from sb3_gpg import GPG
 from sb3_gpg.common.buffers import GroupRolloutBuffer
-from tests.test_state_aware import N_ENVS, fill, make_buffer, rollouts
+from tests.reference import ReferenceGPG
+from tests.test_state_aware import GAMMA, N_ENVS, fill, make_buffer, rollouts
 
 
 def run(buffer, rollout, scale_env=None, scale=1.0, first_row=0, shift=0.0):
@@ -311,6 +313,35 @@ def test_the_constructors_default_and_gpg_ymls_default_entry_are_one_estimator()
     constructor = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, seed=0)
     from_entry = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, seed=0, **options)
     assert from_entry.rollout_buffer.group_options == constructor.rollout_buffer.group_options
+
+
+@pytest.mark.parametrize("gae_lambda, target", [(0.8, "lambda_returns"), (1.0, "returns")])
+def test_the_linear_baseline_given_no_target_fits_its_own_lambda_returns_where_gae_lambda_is_below_one(gae_lambda, target):
+    # as PPO's critic is fitted on GAE's returns over itself; at lambda 1 those are the Monte-Carlo returns
+    options = dict(binning="time", baseline="linear", truncated_returns="bootstrap")
+    baseline_kwargs = dict(memory=2, fourier=8, fourier_seed=3)
+    buffer = make_buffer(GroupRolloutBuffer, gae_lambda, **options, baseline_kwargs=baseline_kwargs)
+    reference = ReferenceGPG(N_ENVS, GAMMA, gae_lambda=gae_lambda, **options, baseline_kwargs=dict(baseline_kwargs, target=target))
+    for rollout in rollouts(seed=7, n_rollouts=3):
+        fill(buffer, *rollout)
+        _, baselines, advantages, _ = reference.advantages(*rollout)
+        np.testing.assert_allclose(buffer.values, baselines, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("gae_lambda", [0.95, 1.0])
+def test_the_constructors_target_is_the_lambda_returns_where_gae_lambda_is_below_one_and_the_returns_at_one(gae_lambda):
+    def values(**options):
+        env = make_vec_env("Pendulum-v1", n_envs=4, seed=0)
+        model = GPG("MlpPolicy", env, n_steps=64, batch_size=64, gae_lambda=gae_lambda, seed=0, **options)
+        model.learn(3 * 4 * 64)  # the third rollout's fit reads the memory of two
+        return model.rollout_buffer.values.copy()
+
+    targets = ("returns", "lambda_returns") if gae_lambda < 1 else ("returns",)
+    given = {target: values(baseline_kwargs={"target": target}) for target in targets}
+    np.testing.assert_array_equal(values(), given[targets[-1]])
+    if gae_lambda < 1:
+        assert not np.allclose(given["returns"], given["lambda_returns"], atol=1e-3), "the two targets fit apart"
 
 
 @pytest.mark.parametrize(
