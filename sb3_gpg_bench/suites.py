@@ -489,6 +489,9 @@ SWAP = [
     # the same without the diagnostics' callback (which reads Gaussian policies only): the candidate default of the
     # 17-task rule (benchmarks/swap/lambda_target), run where the entry sets gae_lambda below 1
     Setting("gpg_swap_lambda", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'target':'lambda_returns'}"), PPO_ENTRY),
+    # the constructor's estimator once the rule adopted that target where gae_lambda is below 1 (the returns' at 1): the
+    # swap's fresh seeds (benchmarks/swap/fresh_seeds)
+    Setting("gpg_swap_lambda_default", "gpg", CONSTRUCTOR_ESTIMATOR, PPO_ENTRY),
     # the constructor's estimator with the linear baseline's optimism while a constant cost per step hides the goal
     # (MountainCar-v0, Acrobot-v1; the other tasks train as gpg_swap_sound)
     Setting("gpg_swap_optimism", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'optimism':True}"), PPO_ENTRY),

@@ -69,9 +69,14 @@ CASES: dict[str, Callable[[], Any]] = {
                                                     min_bin_count=2),
     "pendulum-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, **ON_CPU,
                                            truncated_returns="bootstrap", use_sde=True, baseline="bins"),
+    # the fit on the returns, named: its default target at this lambda is its own lambda-returns (the next case)
     "pendulum-linear-lambda-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, **ON_CPU,
                                                          baseline="linear", gae_lambda=0.95,
-                                                         truncated_returns="bootstrap"),
+                                                         truncated_returns="bootstrap",
+                                                         baseline_kwargs=dict(target="returns")),
+    "pendulum-linear-lambda-target-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64,
+                                                                **ON_CPU, baseline="linear", gae_lambda=0.95,
+                                                                truncated_returns="bootstrap"),
     "pendulum-knn-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, **ON_CPU,
                                                baseline="knn", truncated_returns="bootstrap"),
     # 64-step rollouts of 200-step episodes: some hold no complete return, which the memory completes
@@ -161,11 +166,13 @@ def blocks(text: str) -> dict[str, list[str]]:
 def differences(lines: list[str], expected: list[str]) -> list[str]:
     """
     :param lines: digest lines computed now
-    :param expected: one machine's committed digest lines (``blocks``)
-    :return: the lines that differ, each marked as expected or got; empty when all match
+    :param expected: one machine's committed digest lines (``blocks``), of the cases there were when they were made
+    :return: the lines that differ, each marked as expected or got; empty when all match (a case added since, which
+        that machine has no digest of, is not compared)
     """
+    cases = {line.split()[0] for line in expected}
     return [f"  expected {line}" for line in expected if line not in lines] + [
-        f"  got      {line}" for line in lines if line not in expected
+        f"  got      {line}" for line in lines if line not in expected and line.split()[0] in cases
     ]
 
 

@@ -13,11 +13,11 @@ where no remembered rollout saw a goal (an episode ending so, or envs' rewards t
 sample's baseline and each env's value after the rollout are raised by the returns' spread times the square root of
 their leverage under the fit's ridge, over the rows' mean leverage (GAE's lambda below 1 only).
 
-The linear baseline on its own lambda-returns (``target="lambda_returns"``, GAE's lambda below 1): each sample's target is
-its lambda-return over the fit's own values (its dot product, plus the remembered rollout's intercept for its samples;
-the completion's value, within its range, after a cut): the fit whose own lambda-returns it fits, found from the targets
-read sample by sample over no fit and over each unit fit (they are affine in it; the package builds the fixed point's
-system from eligibility-style sums instead).
+The linear baseline on its own lambda-returns (``target="lambda_returns"``, or its default ``"auto"``, with GAE's
+lambda below 1): each sample's target is its lambda-return over the fit's own values (its dot product, plus the
+remembered rollout's intercept for its samples; the completion's value, within its range, after a cut): the fit whose
+own lambda-returns it fits, found from the targets read sample by sample over no fit and over each unit fit (they are
+affine in it; the package builds the fixed point's system from eligibility-style sums instead).
 
 The fitted baselines, cross-fitted: the group's trajectories, in the order they start (by row, then env), are dealt to
 folds in turn (and within a fold to halves in turn); a fold's baselines, and the completion of its cut returns, are
@@ -40,7 +40,7 @@ COARSER = {
 DEFAULT_KWARGS = {
     "bins": {},
     "linear": {"n_folds": 2, "ridge": 1e-3, "memory": 8, "recency": 0.8, "fourier": 256, "fourier_scale": None,
-               "fourier_seed": None, "choose_size": True, "optimism": False, "target": "returns"},
+               "fourier_seed": None, "choose_size": True, "optimism": False, "target": "auto"},
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }  # fmt: skip
 # The linear fit's sizes (its first features) chosen among, besides all of them; the first is the time's alone

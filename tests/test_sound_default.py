@@ -315,13 +315,20 @@ def test_the_constructors_default_and_gpg_ymls_default_entry_are_one_estimator()
     assert from_entry.rollout_buffer.group_options == constructor.rollout_buffer.group_options
 
 
-@pytest.mark.parametrize("gae_lambda, target", [(0.8, "lambda_returns"), (1.0, "returns")])
-def test_the_linear_baseline_given_no_target_fits_its_own_lambda_returns_where_gae_lambda_is_below_one(gae_lambda, target):
+@pytest.mark.parametrize(
+    "gae_lambda, given, target", [(0.8, None, "lambda_returns"), (1.0, None, "returns"), (0.8, "returns", "returns")]
+)
+def test_the_linear_baseline_given_no_target_fits_its_own_lambda_returns_where_gae_lambda_is_below_one(
+    gae_lambda, given, target
+):
     # as PPO's critic is fitted on GAE's returns over itself; at lambda 1 those are the Monte-Carlo returns
     options = dict(binning="time", baseline="linear", truncated_returns="bootstrap")
     baseline_kwargs = dict(memory=2, fourier=8, fourier_seed=3)
-    buffer = make_buffer(GroupRolloutBuffer, gae_lambda, **options, baseline_kwargs=baseline_kwargs)
-    reference = ReferenceGPG(N_ENVS, GAMMA, gae_lambda=gae_lambda, **options, baseline_kwargs=dict(baseline_kwargs, target=target))
+    given_kwargs = baseline_kwargs if given is None else dict(baseline_kwargs, target=given)
+    buffer = make_buffer(GroupRolloutBuffer, gae_lambda, **options, baseline_kwargs=given_kwargs)
+    reference = ReferenceGPG(
+        N_ENVS, GAMMA, gae_lambda=gae_lambda, **options, baseline_kwargs=dict(baseline_kwargs, target=target)
+    )
     for rollout in rollouts(seed=7, n_rollouts=3):
         fill(buffer, *rollout)
         _, baselines, advantages, _ = reference.advantages(*rollout)

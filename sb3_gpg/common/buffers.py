@@ -66,8 +66,8 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             # an argument that would change nothing: lambda-returns at lambda 1 are the returns
             raise ValueError(
                 "baseline_kwargs['target']='lambda_returns' fits the baseline on its lambda-returns with GAE's lambda, "
-                "but gae_lambda=1.0 (GPG's default) makes them the Monte-Carlo returns, the default target: set "
-                "gae_lambda below 1 (PPO's default is 0.95), or drop target."
+                "but gae_lambda=1.0 (GPG's default) makes them the Monte-Carlo returns, which the default target ('auto') "
+                "fits at 1: set gae_lambda below 1 (PPO's default is 0.95), or drop target."
             )
         # Flat, as the algorithms hold them
         vars(self).update(self.group_options.as_kwargs())

@@ -323,7 +323,7 @@ def _fitted(
     features = rollout.sample_features()
     completes_cut = bootstrap and bool(cut[-1].any())
     lambdas = None
-    if options.baseline == "linear" and baseline_kwargs["target"] == "lambda_returns" and gae_lambda < 1.0:
+    if options.baseline == "linear" and baseline_kwargs["target"] != "returns" and gae_lambda < 1.0:
         lambdas = lambda_terms(
             features, rollout.rewards, rollout.episode_starts, rollout.last_dones, completes_cut, gamma, gae_lambda
         )

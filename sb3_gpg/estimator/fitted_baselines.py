@@ -40,7 +40,7 @@ BASELINE_KWARGS: dict[str, dict[str, Any]] = {
         "fourier_seed": None,
         "choose_size": True,
         "optimism": False,
-        "target": "returns",
+        "target": "auto",
     },
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }
@@ -89,7 +89,8 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
     if "target" in kwargs and kwargs["target"] not in TARGETS:
         raise ValueError(
             f"baseline_kwargs['target'] must be one of {TARGETS}, got {kwargs['target']!r}: 'returns' fits the "
-            "Monte-Carlo returns, 'lambda_returns' the baseline's own lambda-returns (GAE's lambda), as PPO's critic."
+            "Monte-Carlo returns, 'lambda_returns' the baseline's own lambda-returns (GAE's lambda), as PPO's critic, "
+            "'auto' the lambda-returns where gae_lambda is below 1."
         )
     _check_ranges(kwargs)
     # Arguments of a part that is off would be ignored without a word (their defaults, written out, change nothing)

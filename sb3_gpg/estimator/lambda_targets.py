@@ -1,6 +1,7 @@
 """
-The linear baseline's targets under ``baseline_kwargs={"target": "lambda_returns"}``: its own lambda-returns, as PPO's
-critic is fitted on GAE's returns over itself, rather than the Monte-Carlo returns.
+The linear baseline's targets under ``baseline_kwargs={"target": "lambda_returns"}``, and under its default ``"auto"``
+where GAE's lambda is below 1: its own lambda-returns, as PPO's critic is fitted on GAE's returns over itself, rather
+than the Monte-Carlo returns.
 
 A sample's lambda-return over a value V, ``y_t = r_t + gamma * ((1 - lambda) * V(s_{t+1}) + lambda * y_{t+1})``
 (``y_t = r_t`` where its episode ends; where the rollout's end cuts it, ``r_t + gamma * V(s_after)`` with the value
@@ -19,7 +20,8 @@ import numpy as np
 
 from sb3_gpg.estimator.returns import discounted_returns, env_major
 
-TARGETS = ("returns", "lambda_returns")
+# "auto": the lambda-returns where GAE's lambda is below 1, the returns at 1 (where the two are one)
+TARGETS = ("auto", "returns", "lambda_returns")
 
 
 class LambdaTerms(NamedTuple):

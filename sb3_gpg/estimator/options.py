@@ -70,8 +70,9 @@ class GroupOptions:
         each fold chooses how many of the features it fits on held-out halves of its trajectories; False: all of
         them), ``optimism`` (linear: while every step costs the same and no episode has found the goal, the baselines
         are raised where the fit has seen few samples, for lambda-returns to read as a critic's initial optimism;
-        ``optimism``), ``target`` (linear: ``"returns"``, or ``"lambda_returns"``: its own lambda-returns with GAE's
-        lambda, as PPO's critic; ``lambda_targets``), ``n_neighbors`` and ``max_samples`` (knn).
+        ``optimism``), ``target`` (linear: ``"auto"``, its own lambda-returns with GAE's lambda where that is below 1,
+        as PPO's critic, and the returns at 1; ``"returns"``; or ``"lambda_returns"``; ``lambda_targets``),
+        ``n_neighbors`` and ``max_samples`` (knn).
         ``{"memory": 0, "fourier": 0}`` fits each rollout alone on rllab's features
     """
 
