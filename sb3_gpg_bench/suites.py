@@ -378,7 +378,8 @@ SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'
 # The base of a setting that runs rl_zoo3's PPO entry for the task with another algorithm: a user's one-word swap
 PPO_ENTRY = "rl_zoo3_ppo"
 # The constructor's estimator named as the suite must name it: a PPO entry names none, and the suite gives such an
-# entry the paper's estimator otherwise
+# entry the paper's estimator otherwise. It is the estimator of the code a run ran on: runs made before the linear
+# baseline's target defaulted to its own lambda-returns where gae_lambda is below 1 fitted the returns there
 CONSTRUCTOR_ESTIMATOR = ("baseline:'auto'", "truncated_returns:None")
 RETURNS_EXPLAINED = "sb3_gpg_bench.critic_variants.ReturnsExplained"
 # the episode time as the observation's last entry, for the critics that read it

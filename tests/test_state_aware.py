@@ -205,7 +205,7 @@ def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
         "fourier_seed": seed,
         "choose_size": True,
         "optimism": False,
-        "target": "auto",
+        "target": "lambda_returns",  # "auto" at gae_lambda 0.9
     }
     assert loaded.rollout_buffer.gae_lambda == 0.9
     # the memory is not saved (SB3 saves no rollouts): the loaded model's starts empty and refills

@@ -69,6 +69,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
                 "but gae_lambda=1.0 (GPG's default) makes them the Monte-Carlo returns, which the default target ('auto') "
                 "fits at 1: set gae_lambda below 1 (PPO's default is 0.95), or drop target."
             )
+        self.group_options = _with_target(self.group_options, gae_lambda)
         # Flat, as the algorithms hold them
         vars(self).update(self.group_options.as_kwargs())
         self.feature_keys = box_keys(observation_space)
@@ -242,6 +243,17 @@ def _with_feature_seed(options: GroupOptions) -> GroupOptions:
     if options.baseline != "linear" or kwargs is None or kwargs.get("fourier_seed", 0) is not None:
         return options
     return replace(options, baseline_kwargs={**kwargs, "fourier_seed": int(np.random.randint(2**31 - 1))})
+
+
+def _with_target(options: GroupOptions, gae_lambda: float) -> GroupOptions:
+    """
+    :return: the options with the linear baseline's ``target="auto"`` made concrete for GAE's lambda, as
+        ``estimator_options`` shows it: its own lambda-returns below 1, the returns at 1
+    """
+    kwargs = options.baseline_kwargs
+    if options.baseline != "linear" or kwargs is None or kwargs.get("target") != "auto":
+        return options
+    return replace(options, baseline_kwargs={**kwargs, "target": "lambda_returns" if gae_lambda < 1.0 else "returns"})
 
 
 # SB3 types each buffer's get for its own samples

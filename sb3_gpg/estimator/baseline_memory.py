@@ -5,9 +5,9 @@ A rollout's samples enter a fit as their sufficient statistics (``Equations``): 
 products with the returns as far as the rollout saw them, and for the returns that the rollout's end cut, the products
 with the features of the state where they were cut, so that any later fit completes them with its own value of that
 state (n-step targets over the current fit, as a critic's targets are) rather than with a completion made once and
-kept. Under ``target="lambda_returns"`` (``lambda_targets``) the returns are the lambda-returns over the fit itself, and
-the statistics hold the products of the features with the next states' too. Nothing here grows with the observation's
-size: the statistics are square in the number of features.
+kept. Under the lambda-returns target (``lambda_targets``; the default where GAE's lambda is below 1) the returns are the
+lambda-returns over the fit itself, and the statistics hold the products of the features with the next states' too.
+Nothing here grows with the observation's size: the statistics are square in the number of features.
 
 The ridge is scaled to the data: each coefficient is penalised by ``ridge`` times the number of samples times its
 feature's variance (ridge regression on standardised features, the intercept free). Each remembered rollout gets an

@@ -42,9 +42,10 @@ class GPG(ActorOnlyOnPolicyAlgorithm):
     Group Policy Gradient (GPG): PPO's clipped objective with no critic. The advantage of a sample is its discounted
     Monte-Carlo return minus a group baseline, the mean first-visit return of the rollout's trajectories whose states
     fall into the same bin (see ``GroupRolloutBuffer``), or a baseline fitted to the rollout's own returns. By default
-    (``baseline="auto"``) it is the linear one, fitted on the last rollouts together (``LINEAR_KWARGS``), with the
-    returns that the rollout's end cuts bootstrapped, where the observations have Box values and ``binning`` is
-    ``"time"``; the time bins elsewhere. ``baseline="bins"`` is the paper's estimator.
+    (``baseline="auto"``) it is the linear one, fitted on the last rollouts together (``LINEAR_KWARGS``; on its own
+    lambda-returns where ``gae_lambda`` is below 1, as PPO's critic), with the returns that the rollout's end cuts
+    bootstrapped, where the observations have Box values and ``binning`` is ``"time"``; the time bins elsewhere.
+    ``baseline="bins"`` is the paper's estimator.
 
     Paper: *Group Policy Gradient*, Junhua Chen, Zixi Zhang, Hantao Zhong and Rika Antonova (University of Cambridge),
     Sections 3-4 and Algorithms 1-2 (not online yet, so no link; the docs' index says how to cite it).
