@@ -328,9 +328,11 @@ def test_the_linear_baselines_memory_serves_a_rollout_of_one_cut_trajectory():
     # that rollout's rewards alone
     options = dict(binning="time", baseline="linear", truncated_returns="bootstrap")
     buffer = GroupRolloutBuffer(N_STEPS, spaces.Box(-5, 5, (OBS_DIM,)), spaces.Discrete(3), gae_lambda=0.9, gamma=GAMMA,
-                                n_envs=1, **options, baseline_kwargs=dict(memory=2))  # fmt: skip
-    reference = ReferenceGPG(1, GAMMA, gae_lambda=0.9, **options, baseline_kwargs=with_seed_of(buffer, dict(memory=2)))
-    forgetful = ReferenceGPG(1, GAMMA, gae_lambda=0.9, **options, baseline_kwargs=with_seed_of(buffer, dict(memory=0)))
+                                n_envs=1, **options, baseline_kwargs=dict(memory=2, fourier=16))  # fmt: skip
+    # 16 Fourier features: the reference reads its lambda-returns target (the default at 0.9) over one fit per feature
+    memory, none = with_seed_of(buffer, dict(memory=2, fourier=16)), with_seed_of(buffer, dict(memory=0, fourier=16))
+    reference = ReferenceGPG(1, GAMMA, gae_lambda=0.9, **options, baseline_kwargs=memory)
+    forgetful = ReferenceGPG(1, GAMMA, gae_lambda=0.9, **options, baseline_kwargs=none)
     rng = np.random.default_rng(11)
     running_on = np.zeros(1, dtype=bool)  # the rollout's last step ends no episode
     for number in range(2):
