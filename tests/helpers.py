@@ -195,6 +195,12 @@ class RolloutEstimator:
         return result
 
 
+# The linear baseline's arguments where the reference fits its default target below lambda 1, its own lambda-returns,
+# which it reads over one unit fit per feature: fewer Fourier features than the default's keep it quick (the target's
+# path is the same at any number)
+QUICK_LAMBDA_FIT: dict[str, Any] = {"fourier": 16}
+
+
 def with_seed_of(buffer, baseline_kwargs: dict[str, Any] | None) -> dict[str, Any] | None:
     """
     :param buffer: a group buffer

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.helpers import Algorithm, collect_rollout, with_seed_of
+from tests.helpers import QUICK_LAMBDA_FIT, Algorithm, collect_rollout, with_seed_of
 from tests.reference import ReferenceGPG
 
 GAMMA = 0.95
@@ -35,9 +35,14 @@ OPTIONS: list[dict[str, Any]] = [
     dict(binning="spatial", bin_size=[0.5, 0.5, 1.0, 1.0, 1.0], truncated_returns="bootstrap"),
     dict(binning="universal", leave_one_out=True, gae_lambda=0.9),
     dict(binning=first_and_last_coordinate, truncated_returns="bootstrap", advantage_scale="bin_std"),
-    # on its own lambda-returns, its default target at this lambda; fewer Fourier features than the default's keep the
-    # reference, which reads them over one unit fit per feature, quick
-    dict(binning="time", baseline="linear", baseline_kwargs=dict(fourier=16), gae_lambda=0.9, truncated_returns="bootstrap"),
+    # on its own lambda-returns, its default target at this lambda
+    dict(
+        binning="time",
+        baseline="linear",
+        baseline_kwargs=dict(QUICK_LAMBDA_FIT),
+        gae_lambda=0.9,
+        truncated_returns="bootstrap",
+    ),
     # The maze's samples lie on a grid, where which of equally far neighbours count is arbitrary: k covers every sample
     # here (test_state_aware checks the choice of neighbours on continuous observations)
     dict(binning="time", baseline="knn", baseline_kwargs=dict(n_neighbors=1024), gae_lambda=0.95, truncated_returns="mask"),

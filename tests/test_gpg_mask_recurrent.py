@@ -30,7 +30,15 @@ from sb3_gpg.common.maskable_recurrent.buffers import (
 )
 from sb3_gpg.common.maskable_recurrent.callbacks import MaskableRecurrentEvalCallback
 from sb3_gpg.common.maskable_recurrent.evaluation import evaluate_policy
-from tests.helpers import RandomRollouts, assert_buffer_matches, cli, collect_rollout, fill_buffer, with_seed_of
+from tests.helpers import (
+    QUICK_LAMBDA_FIT,
+    RandomRollouts,
+    assert_buffer_matches,
+    cli,
+    collect_rollout,
+    fill_buffer,
+    with_seed_of,
+)
 from tests.reference import ReferenceGPG
 
 LSTM_SIZE, N_ACTIONS = 4, 4
@@ -105,7 +113,7 @@ def test_buffer_matches_reference_with_state_aware_options(options):
     rollouts = RandomRollouts(seed=7)
     kwargs = dict(gamma=0.9, bin_size=0.7, baseline_kwargs={"n_neighbors": 5} if options["baseline"] == "knn" else None)
     if options["baseline"] == "linear" and options["gae_lambda"] < 1:
-        kwargs["baseline_kwargs"] = {"fourier": 16}  # its own lambda-returns, as test_state_aware's reference reads them
+        kwargs["baseline_kwargs"] = dict(QUICK_LAMBDA_FIT)
     buffer = make_buffer(rollouts.n_steps, rollouts.observation_space, rollouts.n_envs, **kwargs, **options)
     kwargs["baseline_kwargs"] = with_seed_of(buffer, kwargs["baseline_kwargs"])  # the Fourier features it drew
     reference = ReferenceGPG(rollouts.n_envs, **kwargs, **options)

@@ -20,7 +20,7 @@ from sb3_gpg import GPG, GroupDictRolloutBuffer, GroupRolloutBuffer, MaskableGPG
 from sb3_gpg.common.maskable.buffers import MaskableGroupRolloutBuffer
 from sb3_gpg.common.recurrent.buffers import RecurrentGroupRolloutBuffer
 from sb3_gpg.estimator.fitted_baselines import trajectory_folds
-from tests.helpers import RolloutEstimator, assert_estimate_matches, with_seed_of
+from tests.helpers import QUICK_LAMBDA_FIT, RolloutEstimator, assert_estimate_matches, with_seed_of
 from tests.reference import ReferenceGPG
 
 N_STEPS, N_ENVS, OBS_DIM, GAMMA = 13, 4, 2, 0.9
@@ -84,9 +84,7 @@ def state_aware_kwargs(binning: str, options: dict) -> tuple[float, dict]:
     gae_lambda = options.pop("gae_lambda")
     baseline_kwargs = {"n_neighbors": 5} if options["baseline"] == "knn" else None
     if options["baseline"] == "linear" and gae_lambda < 1:
-        # its default target there, its own lambda-returns, which the reference reads over one unit fit per feature:
-        # fewer Fourier features keep it quick (the target's path is the same at any number)
-        baseline_kwargs = {"fourier": 16}
+        baseline_kwargs = dict(QUICK_LAMBDA_FIT)
     return gae_lambda, dict(binning=binning, bin_size=0.7, **options, baseline_kwargs=baseline_kwargs)
 
 
@@ -328,9 +326,8 @@ def test_the_linear_baselines_memory_serves_a_rollout_of_one_cut_trajectory():
     # that rollout's rewards alone
     options = dict(binning="time", baseline="linear", truncated_returns="bootstrap")
     buffer = GroupRolloutBuffer(N_STEPS, spaces.Box(-5, 5, (OBS_DIM,)), spaces.Discrete(3), gae_lambda=0.9, gamma=GAMMA,
-                                n_envs=1, **options, baseline_kwargs=dict(memory=2, fourier=16))  # fmt: skip
-    # 16 Fourier features: the reference reads its lambda-returns target (the default at 0.9) over one fit per feature
-    memory, none = with_seed_of(buffer, dict(memory=2, fourier=16)), with_seed_of(buffer, dict(memory=0, fourier=16))
+                                n_envs=1, **options, baseline_kwargs=dict(QUICK_LAMBDA_FIT, memory=2))  # fmt: skip
+    memory, none = (with_seed_of(buffer, dict(QUICK_LAMBDA_FIT, memory=size)) for size in (2, 0))
     reference = ReferenceGPG(1, GAMMA, gae_lambda=0.9, **options, baseline_kwargs=memory)
     forgetful = ReferenceGPG(1, GAMMA, gae_lambda=0.9, **options, baseline_kwargs=none)
     rng = np.random.default_rng(11)
