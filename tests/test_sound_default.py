@@ -337,10 +337,12 @@ def test_the_linear_baseline_given_no_target_fits_its_own_lambda_returns_where_g
 
 
 @pytest.mark.parametrize("gae_lambda", [0.95, 1.0])
-def test_the_constructors_target_is_the_lambda_returns_where_gae_lambda_is_below_one_and_the_returns_at_one(gae_lambda):
+def test_the_constructors_target_is_the_lambda_returns_where_gae_lambda_is_below_one_and_the_returns_at_one(
+    gae_lambda, device
+):
     def values(**options):
         env = make_vec_env("Pendulum-v1", n_envs=4, seed=0)
-        model = GPG("MlpPolicy", env, n_steps=64, batch_size=64, gae_lambda=gae_lambda, seed=0, **options)
+        model = GPG("MlpPolicy", env, n_steps=64, batch_size=64, gae_lambda=gae_lambda, seed=0, device=device, **options)
         model.learn(3 * 4 * 64)  # the third rollout's fit reads the memory of two
         return model.rollout_buffer.values.copy()
 
