@@ -69,15 +69,19 @@ def main() -> None:
     for verdict, names in sorted(verdicts.items()):
         print(f"{verdict}: {len(names)} ({', '.join(names)})")
     if incomplete:
-        # the runs made of the tasks not yet complete, one by one
-        print("\n| task | setting | seed | final | last five |\n|---|---|---|---|---|")
-        for task in incomplete:
-            for setting in ("ppo", GPG):
-                for seed in SEEDS:
-                    folder = swap_rules.run(HERE, task, setting, seed)
-                    if folder.exists():
-                        values = [swap_rules.final(folder, metric) for metric in (0, 1)]
-                        print(f"| {task} | {setting} | {seed} | {values[0]:,.1f} | {values[1]:,.1f} |")
+        # the runs made of the tasks not yet complete, one by one (no table where none is made)
+        made = [
+            (task, setting, seed, swap_rules.run(HERE, task, setting, seed))
+            for task in incomplete
+            for setting in ("ppo", GPG)
+            for seed in SEEDS
+        ]
+        made = [row for row in made if row[3].exists()]
+        if made:
+            print("\n| task | setting | seed | final | last five |\n|---|---|---|---|---|")
+        for task, setting, seed, folder in made:
+            values = [swap_rules.final(folder, metric) for metric in (0, 1)]
+            print(f"| {task} | {setting} | {seed} | {values[0]:,.1f} | {values[1]:,.1f} |")
         absent = "; ".join(f"{task}: {', '.join(runs)}" for task, runs in incomplete.items())
         print(f"\nno aggregate yet: runs not made of {absent}")
         return
