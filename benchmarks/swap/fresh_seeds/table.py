@@ -71,12 +71,12 @@ def main() -> None:
     if incomplete:
         # the runs made of the tasks not yet complete, one by one (no table where none is made)
         made = [
-            (task, setting, seed, swap_rules.run(HERE, task, setting, seed))
+            (task, setting, seed, folder)
             for task in incomplete
             for setting in ("ppo", GPG)
             for seed in SEEDS
+            if (folder := swap_rules.run(HERE, task, setting, seed)).exists()
         ]
-        made = [row for row in made if row[3].exists()]
         if made:
             print("\n| task | setting | seed | final | last five |\n|---|---|---|---|---|")
         for task, setting, seed, folder in made:
