@@ -93,6 +93,12 @@ def pytest_addoption(parser):
     )
 
 
+def pytest_collection_modifyitems(config, items):
+    # The tests that train for real take the longest: dealt first, they leave short tests for the end, so that the
+    # workers of -n finish together rather than one waiting on a long test that was dealt last
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "cases(start, stop, step): run a test that takes group_case on a slice of CASES")
     device = config.getoption("device")

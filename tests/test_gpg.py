@@ -360,6 +360,7 @@ def test_no_signal_warning_fires_once_per_learn_call_with_the_numbers(env_id, n_
 FLAT = "rollouts in a row"
 
 
+@pytest.mark.slow
 def test_equal_returns_rollout_after_rollout_warn_once_at_any_point():
     # MountainCar-v0's 200-step episodes fill 200-step rollouts exactly, and a random policy never reaches the goal:
     # every time bin holds the same return of -1 per step, so every advantage is 0, from the first rollout to the last
