@@ -2,7 +2,8 @@
 The suite's wall times as a skeptical reader takes them. While a run trains, ``run_watched`` samples the machine's load
 average and how many other trainings run beside it, and notes when each evaluation is written (``meta.json``: ``load``,
 ``evaluation_wall_s``). The report (``timing``: ``timing.md``, ``time_to_score.png``) compares a wall time only between
-runs made under the same load condition (the most trainings beside a run), beside each run's minibatch updates and
+runs made under the same load condition (the most trainings beside a run, and no other load: a test run or a profile
+beside it puts a run out of every comparison), beside each run's minibatch updates and
 policy parameters, and gives the wall time and env steps each setting needs to first reach 50% and 90% of PPO's final
 score. Runs made before either record are reported as unknown, never estimated.
 """
@@ -28,6 +29,11 @@ TRAINING_MARKERS = ("sb3_gpg.train", "rl_zoo3.train", "sb3-gpg train", "sb3_gpg/
 SAMPLE_EVERY_S = 15.0  # seconds between two samples of the load
 LOOK_EVERY_S = 1.0  # seconds between two looks for new evaluations
 FRACTIONS = (0.5, 0.9)
+# A run's other load: the machine's 1-min load average less the run and the trainings beside it, its mean over the
+# samples after the average's first minute (it lags). Above OTHER_LOAD something else shared the cores (a test run, a
+# profile), and the run's wall time is compared with none
+LOAD_LAG_S = 60.0
+OTHER_LOAD = 0.75
 Found = dict[tuple[str, str], dict[int, Path]]  # per (task, setting name), the finished runs' folders by seed
 Curves = dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]]
 
@@ -103,15 +109,31 @@ def beside(folder: Path) -> int | None:
     return meta(folder).get("load", {}).get("runs_beside_max")
 
 
-def _condition(count: int | None) -> str:
-    return "not recorded" if count is None else "alone" if count == 0 else f"{count} beside"
+def other_load(folder: Path) -> float | None:
+    """:return: the run's other load (``OTHER_LOAD``), or None where unrecorded"""
+    known = [(sample[0], sample[1] - 1 - sample[2]) for sample in meta(folder).get("load", {}).get("samples", [])
+             if sample[2] is not None]  # fmt: skip
+    settled = [extra for seconds, extra in known if seconds >= LOAD_LAG_S] or [extra for _, extra in known]
+    return float(np.mean(settled)) if settled else None
+
+
+def condition(folder: Path) -> int | None:
+    """:return: the run's load condition (the most trainings beside it), or None where unrecorded or under other load"""
+    extra = other_load(folder)
+    return None if extra is not None and extra > OTHER_LOAD else beside(folder)
+
+
+def _condition(folder: Path) -> str:
+    count, extra = beside(folder), other_load(folder)
+    text = "not recorded" if count is None else "alone" if count == 0 else f"{count} beside"
+    return text + (f", other load {extra:+.1f}" if extra is not None and extra > OTHER_LOAD else "")
 
 
 def shared_conditions(found: Found, tasks: list[str]) -> dict[str, int | None]:
     """:return: per task, the fewest trainings beside under which every setting run on it has runs, or None"""
     shared = {}
     for env_id in tasks:
-        per_setting = [{count for folder in runs.values() if (count := beside(folder)) is not None}
+        per_setting = [{count for folder in runs.values() if (count := condition(folder)) is not None}
                        for (task, _), runs in found.items() if task == env_id]  # fmt: skip
         shared[env_id] = min(set.intersection(*per_setting), default=None) if per_setting else None
     return shared
@@ -123,7 +145,7 @@ def wall_times(found: Found, tasks: list[str]) -> dict[tuple[str, str], float | 
     result = {}
     for (env_id, name), runs in found.items():
         kept = [meta(folder)["wall_time_s"] / 60 for folder in runs.values()
-                if shared.get(env_id) is not None and beside(folder) == shared[env_id]]  # fmt: skip
+                if shared.get(env_id) is not None and condition(folder) == shared[env_id]]  # fmt: skip
         result[(env_id, name)] = float(np.mean(kept)) if kept else None
     return result
 
@@ -138,7 +160,8 @@ def wall_time_note(found: Found) -> str:
         )
     return (
         "Wall time: mean per run over the runs made under the task's shared load condition (timing.md: alone, or at "
-        "most N other trainings beside), the same for every setting; '-': no condition that every setting has runs under."
+        "most N other trainings beside, and no other load), the same for every setting; '-': no condition that every "
+        "setting has runs under."
     )
 
 
@@ -251,12 +274,15 @@ def timing(
             record = meta(folder)
             samples = record.get("load", {}).get("samples")
             mean_load = _mean([sample[1] for sample in samples]) if samples else None
-            cells = [f"{record['wall_time_s'] / 60:.1f}", _condition(beside(folder)), _cell(mean_load, ".2f"),
+            cells = [f"{record['wall_time_s'] / 60:.1f}", _condition(folder), _cell(mean_load, ".2f"),
                      _cell(counts[seed], "d"), _cell(params[(env_id, name)], "d")]  # fmt: skip
             lines.append(f"| {env_id} | {name} | {seed} | " + " | ".join(cells) + " |")
     lines += ["", "Minibatch updates: n_epochs x rollouts x minibatches per rollout, from the run's entry and budget (PPO's "
               "target_kl may end epochs early). Load condition: the most other trainings running beside the run when "
-              f"sampled (every {SAMPLE_EVERY_S:.0f} s); 'not recorded' for runs made before the record.", ""]  # fmt: skip
+              f"sampled (every {SAMPLE_EVERY_S:.0f} s); 'not recorded' for runs made before the record; 'other load': the "
+              "1-min load average, less the run and the trainings beside it, was above "
+              f"{OTHER_LOAD} on average after its first minute (a test run or a profile beside it): its wall time is "
+              "compared with none.", ""]  # fmt: skip
     score_lines, curves = _time_to_score(found, ppo_finals, floors, shared)
     lines += score_lines
     if any(curves.values()):
@@ -291,7 +317,7 @@ def _time_to_score(
             threshold = floors[env_id] + fraction * (ppo_finals[env_id] - floors[env_id])
             reached = {seed: first_reach(folder, threshold) for seed, folder in runs.items()}
             steps = [value[0] for value in reached.values() if value[0] is not None]
-            seconds = [reached[seed][1] for seed, folder in runs.items() if beside(folder) == shared[env_id]]
+            seconds = [reached[seed][1] for seed, folder in runs.items() if condition(folder) == shared[env_id]]
             minutes = _mean([None if value is None else value / 60 for value in seconds])
             reach = f"{_mean(steps):,.0f}" if steps else "never"
             cells.append(f"{reach} ({len(steps)}/{len(runs)}) | {_cell(minutes, '.1f') if steps else '-'}")

@@ -29,10 +29,10 @@ def fewer_bootstrap_resamples(monkeypatch):
     monkeypatch.setattr(suite_report, "BOOTSTRAP_REPS", suite_report.BOOTSTRAP_REPS // 10)
 
 
-def fake_run(out, name, final_returns, wall_time_s=60.0, beside=0, config=None, runs="runs"):
+def fake_run(out, name, final_returns, wall_time_s=60.0, beside=0, config=None, runs="runs", load=1.5):
     """
     A finished run whose evaluations rise to ``final_returns`` (one per episode) at the last of 20, evenly over its
-    wall time, made with ``beside`` other trainings at most (None: before the load record).
+    wall time, made with ``beside`` other trainings at most (None: before the load record) and a 1-min load ``load``.
     """
     folder = out / runs / name
     folder.mkdir(parents=True)
@@ -40,7 +40,7 @@ def fake_run(out, name, final_returns, wall_time_s=60.0, beside=0, config=None, 
     np.savez(folder / "evaluations.npz", timesteps=np.arange(1, 21) * 100, results=results)
     meta = {"wall_time_s": wall_time_s, "n_timesteps": 2000}
     if beside is not None:
-        meta["load"] = {"samples": [[0.0, 1.5, beside]], "runs_beside_max": beside}
+        meta["load"] = {"samples": [[0.0, load, beside]], "runs_beside_max": beside}
         meta["evaluation_wall_s"] = list(np.linspace(wall_time_s / 20, wall_time_s, 20))
     (folder / "meta.json").write_text(json.dumps(meta))
     if config is not None:
@@ -133,6 +133,8 @@ def test_wall_times_are_compared_only_under_the_same_load(tmp_path):
     fake_run(tmp_path, "CartPole-v1__ppo__seed1", [400.0] * 10, 120.0, beside=1)
     fake_run(tmp_path, "CartPole-v1__gpg__seed0", [300.0] * 10, 30.0, beside=0)
     fake_run(tmp_path, "CartPole-v1__gpg__seed1", [300.0] * 10, 12.0, beside=None)
+    # and alone, but with a load of 3 (a test run beside it): compared with none
+    fake_run(tmp_path, "CartPole-v1__gpg__seed2", [300.0] * 10, 600.0, beside=0, load=3.0)
     # Acrobot: PPO alone, GPG beside one: no condition both have
     fake_run(tmp_path, "Acrobot-v1__ppo__seed0", [-100.0] * 10, 60.0, beside=0)
     fake_run(tmp_path, "Acrobot-v1__gpg__seed0", [-100.0] * 10, 60.0, beside=1)
@@ -145,6 +147,7 @@ def test_wall_times_are_compared_only_under_the_same_load(tmp_path):
     timing = (tmp_path / "timing.md").read_text()
     assert "| CartPole-v1 | ppo | 1 | 2.0 | 1 beside | 1.50 |" in timing
     assert "| CartPole-v1 | gpg | 1 | 0.2 | not recorded | ? |" in timing
+    assert "| CartPole-v1 | gpg | 2 | 10.0 | alone, other load +2.0 | 3.00 |" in timing
 
 
 def test_runs_without_the_load_record_get_no_wall_time(tmp_path):
