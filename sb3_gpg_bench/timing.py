@@ -110,10 +110,10 @@ def beside(folder: Path) -> int | None:
 
 
 def other_load(folder: Path) -> float | None:
-    """:return: the run's other load (``OTHER_LOAD``), or None where unrecorded"""
+    """:return: the run's other load (``OTHER_LOAD``), or None where unrecorded or shorter than the average's lag"""
     known = [(sample[0], sample[1] - 1 - sample[2]) for sample in meta(folder).get("load", {}).get("samples", [])
              if sample[2] is not None]  # fmt: skip
-    settled = [extra for seconds, extra in known if seconds >= LOAD_LAG_S] or [extra for _, extra in known]
+    settled = [extra for seconds, extra in known if seconds >= LOAD_LAG_S]
     return float(np.mean(settled)) if settled else None
 
 
@@ -121,6 +121,11 @@ def condition(folder: Path) -> int | None:
     """:return: the run's load condition (the most trainings beside it), or None where unrecorded or under other load"""
     extra = other_load(folder)
     return None if extra is not None and extra > OTHER_LOAD else beside(folder)
+
+
+def comparable(folder: Path, shared: int | None) -> bool:
+    """:return: whether the run was made under ``shared``, its task's shared load condition (None: the task has none)"""
+    return shared is not None and condition(folder) == shared
 
 
 def _condition(folder: Path) -> str:
@@ -145,7 +150,7 @@ def wall_times(found: Found, tasks: list[str]) -> dict[tuple[str, str], float | 
     result = {}
     for (env_id, name), runs in found.items():
         kept = [meta(folder)["wall_time_s"] / 60 for folder in runs.values()
-                if shared.get(env_id) is not None and condition(folder) == shared[env_id]]  # fmt: skip
+                if comparable(folder, shared.get(env_id))]  # fmt: skip
         result[(env_id, name)] = float(np.mean(kept)) if kept else None
     return result
 
@@ -287,10 +292,12 @@ def timing(
     lines += score_lines
     if any(curves.values()):
         _plot(curves, ppo_finals, floors, out / "time_to_score.png")
-        lines += ["time_to_score.png: each run's evaluations against its wall time (the runs that recorded them).", ""]
+        lines += ["time_to_score.png: each run's evaluations against its wall time (the runs that recorded them, made under "
+                  "the task's shared load condition).", ""]
     else:
         (out / "time_to_score.png").unlink(missing_ok=True)  # an earlier report's, of other runs
-        lines += ["No run recorded its evaluations' wall times: no plot of score against wall time.", ""]
+        lines += ["No run recorded its evaluations' wall times under its task's shared load condition: no plot of score "
+                  "against wall time.", ""]
     lines += _updates_statements(tasks, found, updates, params, wall_times(found, tasks))
     text = "\n".join(lines) + "\n"
     (out / "timing.md").write_text(text)
@@ -317,12 +324,13 @@ def _time_to_score(
             threshold = floors[env_id] + fraction * (ppo_finals[env_id] - floors[env_id])
             reached = {seed: first_reach(folder, threshold) for seed, folder in runs.items()}
             steps = [value[0] for value in reached.values() if value[0] is not None]
-            seconds = [reached[seed][1] for seed, folder in runs.items() if condition(folder) == shared[env_id]]
+            seconds = [reached[seed][1] for seed, folder in runs.items() if comparable(folder, shared[env_id])]
             minutes = _mean([None if value is None else value / 60 for value in seconds])
             reach = f"{_mean(steps):,.0f}" if steps else "never"
             cells.append(f"{reach} ({len(steps)}/{len(runs)}) | {_cell(minutes, '.1f') if steps else '-'}")
         lines.append(f"| {env_id} | {name} | " + " | ".join(cells) + " |")
-        timed = {seed: meta(folder).get("evaluation_wall_s") for seed, folder in runs.items()}
+        timed = {seed: meta(folder).get("evaluation_wall_s") for seed, folder in runs.items()
+                 if comparable(folder, shared[env_id])}  # fmt: skip
         returns = {seed: _returns(folder) for seed, folder in runs.items()}
         curves[(env_id, name)] = [
             (np.array(times[: len(returns[seed])]) / 60, returns[seed]) for seed, times in timed.items() if times

@@ -15,6 +15,7 @@ the CPU (learning thresholds, digests and comparisons made with the CPU's arithm
 """
 
 import importlib.util
+import itertools
 import random
 from pathlib import Path
 
@@ -93,10 +94,31 @@ def pytest_addoption(parser):
     )
 
 
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected
 def pytest_collection_modifyitems(config, items):
-    # The tests that train for real take the longest: dealt first, they leave short tests for the end, so that the
-    # workers of -n finish together rather than one waiting on a long test that was dealt last
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """
+    Under -n (pyproject's ``--dist worksteal``) each worker is dealt a contiguous share of the tests, runs it from its
+    head, and an idle worker steals from the tail of another's: each share is made to start with its part of the tests
+    that train for real (``slow``), so that the run ends on short tests and the workers finish together. A module's
+    slow tests stay in one share (a module-scoped fixture is built once).
+    """
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if workers < 2 or not slow:
+        return
+    modules: dict[str, list] = {}
+    for item in slow:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    shares: list[list] = [[] for _ in range(workers)]
+    for tests in sorted(modules.values(), key=len, reverse=True):
+        min(shares, key=len).extend(tests)
+    fast = iter([item for item in items if not item.get_closest_marker("slow")])
+    remaining, ordered = len(items), []
+    for index, share in enumerate(shares):  # the shares' sizes as worksteal deals them
+        size = remaining // (workers - index)
+        remaining -= size
+        ordered += share + list(itertools.islice(fast, max(size - len(share), 0)))
+    items[:] = ordered + list(fast)
 
 
 def pytest_configure(config):

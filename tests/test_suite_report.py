@@ -29,10 +29,11 @@ def fewer_bootstrap_resamples(monkeypatch):
     monkeypatch.setattr(suite_report, "BOOTSTRAP_REPS", suite_report.BOOTSTRAP_REPS // 10)
 
 
-def fake_run(out, name, final_returns, wall_time_s=60.0, beside=0, config=None, runs="runs", load=1.5):
+def fake_run(out, name, final_returns, wall_time_s=60.0, beside=0, config=None, runs="runs", loads=(1.5, 1.5)):
     """
     A finished run whose evaluations rise to ``final_returns`` (one per episode) at the last of 20, evenly over its
-    wall time, made with ``beside`` other trainings at most (None: before the load record) and a 1-min load ``load``.
+    wall time, made with ``beside`` other trainings at most (None: before the load record) and the 1-min loads
+    ``loads`` sampled at its start and after a minute.
     """
     folder = out / runs / name
     folder.mkdir(parents=True)
@@ -40,7 +41,7 @@ def fake_run(out, name, final_returns, wall_time_s=60.0, beside=0, config=None, 
     np.savez(folder / "evaluations.npz", timesteps=np.arange(1, 21) * 100, results=results)
     meta = {"wall_time_s": wall_time_s, "n_timesteps": 2000}
     if beside is not None:
-        meta["load"] = {"samples": [[0.0, load, beside]], "runs_beside_max": beside}
+        meta["load"] = {"samples": [[0.0, loads[0], beside], [60.0, loads[1], beside]], "runs_beside_max": beside}
         meta["evaluation_wall_s"] = list(np.linspace(wall_time_s / 20, wall_time_s, 20))
     (folder / "meta.json").write_text(json.dumps(meta))
     if config is not None:
@@ -133,8 +134,10 @@ def test_wall_times_are_compared_only_under_the_same_load(tmp_path):
     fake_run(tmp_path, "CartPole-v1__ppo__seed1", [400.0] * 10, 120.0, beside=1)
     fake_run(tmp_path, "CartPole-v1__gpg__seed0", [300.0] * 10, 30.0, beside=0)
     fake_run(tmp_path, "CartPole-v1__gpg__seed1", [300.0] * 10, 12.0, beside=None)
-    # and alone, but with a load of 3 (a test run beside it): compared with none
-    fake_run(tmp_path, "CartPole-v1__gpg__seed2", [300.0] * 10, 600.0, beside=0, load=3.0)
+    # and alone, but with a load of 3 after its first minute (a test run beside it): compared with none
+    fake_run(tmp_path, "CartPole-v1__gpg__seed2", [300.0] * 10, 600.0, beside=0, loads=(1.0, 3.0))
+    # PPO alone, with the load of a run before it in its first minute's average only: compared
+    fake_run(tmp_path, "CartPole-v1__ppo__seed2", [400.0] * 10, 60.0, beside=0, loads=(4.0, 1.2))
     # Acrobot: PPO alone, GPG beside one: no condition both have
     fake_run(tmp_path, "Acrobot-v1__ppo__seed0", [-100.0] * 10, 60.0, beside=0)
     fake_run(tmp_path, "Acrobot-v1__gpg__seed0", [-100.0] * 10, 60.0, beside=1)
@@ -147,7 +150,11 @@ def test_wall_times_are_compared_only_under_the_same_load(tmp_path):
     timing = (tmp_path / "timing.md").read_text()
     assert "| CartPole-v1 | ppo | 1 | 2.0 | 1 beside | 1.50 |" in timing
     assert "| CartPole-v1 | gpg | 1 | 0.2 | not recorded | ? |" in timing
-    assert "| CartPole-v1 | gpg | 2 | 10.0 | alone, other load +2.0 | 3.00 |" in timing
+    assert "| CartPole-v1 | gpg | 2 | 10.0 | alone, other load +2.0 | 2.00 |" in timing
+    assert "| CartPole-v1 | ppo | 2 | 1.0 | alone | 2.60 |" in timing
+    # GPG's first evaluation at 50% of PPO's score, the 14th of 20: 0.35 min into seed 0's run, 7 into seed 2's
+    to_score = timing.split("## Time to score")[1]
+    assert row(to_score, "| CartPole-v1 | gpg |").startswith("| CartPole-v1 | gpg | 1,400 (3/3) | 0.3 |")
 
 
 def test_runs_without_the_load_record_get_no_wall_time(tmp_path):
@@ -158,7 +165,7 @@ def test_runs_without_the_load_record_get_no_wall_time(tmp_path):
     assert row(text, "| CartPole-v1 | gpg |").endswith("| - |")
     assert "Wall time: '-' throughout: these runs were made before each run recorded the machine's load" in text
     timing = (tmp_path / "timing.md").read_text()
-    assert "| ? (2/" not in timing and "No run recorded its evaluations' wall times" in timing
+    assert "| ? (2/" not in timing and "No run recorded its evaluations' wall times under its task's shared load" in timing
     assert not (tmp_path / "time_to_score.png").exists()
 
 
