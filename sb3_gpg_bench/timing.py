@@ -292,12 +292,18 @@ def timing(
     lines += score_lines
     if any(curves.values()):
         _plot(curves, ppo_finals, floors, out / "time_to_score.png")
-        lines += ["time_to_score.png: each run's evaluations against its wall time (the runs that recorded them, made under "
-                  "the task's shared load condition).", ""]
+        lines += [
+            "time_to_score.png: each run's evaluations against its wall time (the runs that recorded them, made under "
+            "the task's shared load condition).",
+            "",
+        ]
     else:
         (out / "time_to_score.png").unlink(missing_ok=True)  # an earlier report's, of other runs
-        lines += ["No run recorded its evaluations' wall times under its task's shared load condition: no plot of score "
-                  "against wall time.", ""]
+        lines += [
+            "No run recorded its evaluations' wall times under its task's shared load condition: no plot of score "
+            "against wall time.",
+            "",
+        ]
     lines += _updates_statements(tasks, found, updates, params, wall_times(found, tasks))
     text = "\n".join(lines) + "\n"
     (out / "timing.md").write_text(text)
