@@ -14,9 +14,13 @@ import copy
 import gzip
 import json
 import platform
+import re
+import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -27,6 +31,7 @@ from tqdm import tqdm
 
 from sb3_gpg.estimator.options import PAPER_ESTIMATOR
 from sb3_gpg_bench.grid import run_grid
+from sb3_gpg_bench.resumable import EXIT_PAUSED
 from sb3_gpg_bench.suites import PPO_ENTRY, Setting, parsed_yaml, pinned_entry
 from sb3_gpg_bench.timing import run_watched
 
@@ -37,6 +42,9 @@ OLDER_ENTRIES = {"HalfCheetah-v5": "HalfCheetah-v4", "Hopper-v5": "Hopper-v4", "
               "Swimmer-v5": "Swimmer-v4", "Ant-v5": "Ant-v4", "InvertedDoublePendulum-v5": "InvertedDoublePendulum-v2",
               "Reacher-v5": "Reacher-v2", "InvertedPendulum-v5": "InvertedPendulum-v2"}  # fmt: skip
 RUN_FILES = ("evaluations.npz", "config.yml", "args.yml", "meta.json")
+# In a paused run's scratch folder: its state, and its parts so far (each one's wall time, load record and output)
+PAUSED_STATE = "paused.pkl"
+SEGMENTS = "segments.json.gz"
 # A run's log of what each update logged, compressed (runs made before it was, ``training_log.json``)
 TRAINING_LOG = "training_log.json.gz"
 # The points a run's log keeps per key: a run of many short rollouts (InvertedPendulum's 31,250 updates) keeps every
@@ -103,14 +111,24 @@ def budget_of(env_id: str, budget: int | None) -> int:
     return budget if budget is not None else int(float(zoo_entry("ppo", env_id)[0]["n_timesteps"]))
 
 
-def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, bytes]:
+class Paused(RuntimeError):
+    """A run that paused (``sb3_gpg_bench.resumable``): the same grid goes on with it."""
+
+
+def train(
+    run: Run, eval_seed_offset: int | None, budget: int, paused_in: Path | None = None, pause_at: float | None = None
+) -> dict[str, bytes]:
     """
     One RL Zoo training in a scratch folder. Runs where it is called: in a thread of this process or on a Ray worker,
     which returns the files to the machine that writes them.
 
     :param eval_seed_offset: see ``sb3_gpg_bench.suites.Suite``
     :param budget: steps
+    :param paused_in: where the run's scratch folder lies while it is unfinished (``<paused_in>/<run>``), so that it may
+        pause and go on (``sb3_gpg_bench.resumable``); None: a temporary folder, and the run goes through
+    :param pause_at: with ``paused_in``, the time (seconds since the epoch) from which the run pauses at its next rollout
     :return: the run's small files by name (``RUN_FILES``)
+    :raises Paused: where the run paused
     :raises RuntimeError: where the training fails, with the end of its output
     """
     # a pinned base (the entry its runs ran on) or, for an env that rl_zoo3's file lacks, the file that gives it one
@@ -121,7 +139,7 @@ def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, byte
         # where the base names none; a setting's -params still override it
         conf_file = {run.env_id: base if run.setting.algo == "ppo" else {**PAPER_ESTIMATOR, **base}}
         conf_name = f"{run.setting.base}.yml"
-    with tempfile.TemporaryDirectory() as scratch:
+    with _scratch(run, paused_in) as scratch:
         conf = []
         if conf_file is not None:
             conf = ["--conf-file", str(Path(scratch, conf_name))]
@@ -133,11 +151,26 @@ def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, byte
                    "--eval-episodes", str(EVAL_EPISODES), "--num-threads", "1", "--log-interval", "-1",
                    "-f", str(Path(scratch, "logs")), *conf,
                    *(["-params", *run.setting.params] if run.setting.params else [])]  # fmt: skip
+        segments = _segments(Path(scratch)) if paused_in is not None else []
+        watched = command
+        if paused_in is not None:
+            pause = [] if pause_at is None else ["--pause-at", str(pause_at)]
+            watched = [sys.executable, "-m", "sb3_gpg_bench.resumable", "--state", str(Path(scratch, PAUSED_STATE)), *pause,
+                       "--", *command[3:]]  # fmt: skip
+        before = sum(segment["wall_time_s"] for segment in segments)
         start = time.perf_counter()
-        result, load, evaluation_times = run_watched(command, Path(scratch, "logs", run.setting.algo))
-        wall_time = time.perf_counter() - start
+        result, load, evaluation_times = run_watched(watched, Path(scratch, "logs", run.setting.algo), before,
+                                                     segments[-1]["evaluation_wall_s"] if segments else None)  # fmt: skip
+        segments.append({"wall_time_s": round(time.perf_counter() - start, 1), "machine": platform.node(), "load": load,
+                         "evaluation_wall_s": evaluation_times, "stdout": result.stdout})  # fmt: skip
+        if result.returncode == EXIT_PAUSED:
+            _keep_segments(Path(scratch), segments)
+            steps = re.findall(r"total_timesteps\s*\|\s*(\d+)", result.stdout)
+            raise Paused(f"paused at step {steps[-1] if steps else 0} of {budget} (in {scratch}): the same command goes on")
         if result.returncode != 0:
-            raise RuntimeError(f"{' '.join(command)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
+            raise RuntimeError(f"{' '.join(watched)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
+        wall_time = sum(segment["wall_time_s"] for segment in segments)
+        load = _joined_loads([segment["load"] for segment in segments])
         (log,) = Path(scratch, "logs", run.setting.algo).iterdir()
         files = {name: (log / name).read_bytes() for name in RUN_FILES[:1]}
         # the scratch folder is gone once the run is kept: its paths (the v5 conf file) are written as <scratch>
@@ -153,16 +186,56 @@ def train(run: Run, eval_seed_offset: int | None, budget: int) -> dict[str, byte
             # the machine's load through the run, and when each evaluation was written (seconds from the start)
             "load": load,
             "evaluation_wall_s": evaluation_times,
+            # a run that paused: each part's wall time and machine
+            **(
+                {"segments": [{key: part[key] for key in ("wall_time_s", "machine")} for part in segments]}
+                if len(segments) > 1
+                else {}
+            ),
             "versions": {
                 "python": platform.python_version(),
                 **{name: _version(name) for name in ("torch", "stable_baselines3", "rl_zoo3", "sb3_gpg")},
             },
         }
     # compressed (mtime 0: the same log gives the same bytes), as every report reads it (read_training_log)
-    logged = (json.dumps(thinned(logged_series(result.stdout, LOGGED_KEYS))) + "\n").encode()
+    stdout = "".join(segment["stdout"] for segment in segments)
+    logged = (json.dumps(thinned(logged_series(stdout, LOGGED_KEYS))) + "\n").encode()
     files[TRAINING_LOG] = gzip.compress(logged, mtime=0)
     files["meta.json"] = (json.dumps(meta, indent=1) + "\n").encode()
     return files
+
+
+@contextmanager
+def _scratch(run: Run, paused_in: Path | None) -> Iterator[str]:
+    """
+    A temporary folder, or with ``paused_in`` the folder ``<paused_in>/<run>``, removed once the run has finished (kept
+    where it pauses or fails)
+    """
+    if paused_in is None:
+        with tempfile.TemporaryDirectory() as scratch:
+            yield scratch
+        return
+    folder = paused_in / run.name
+    folder.mkdir(parents=True, exist_ok=True)
+    yield str(folder.resolve())
+    shutil.rmtree(folder)
+
+
+def _segments(scratch: Path) -> list[dict[str, Any]]:
+    """:return: the parts a paused run has run so far, each with its output"""
+    path = scratch / SEGMENTS
+    return json.loads(gzip.decompress(path.read_bytes())) if path.exists() else []
+
+
+def _keep_segments(scratch: Path, segments: list[dict[str, Any]]) -> None:
+    (scratch / SEGMENTS).write_bytes(gzip.compress(json.dumps(segments).encode()))
+
+
+def _joined_loads(loads: list[dict[str, Any]]) -> dict[str, Any]:
+    """:return: one load record of a run's parts' (``run_watched``'s), their samples in one list"""
+    beside = [load["runs_beside_max"] for load in loads if load["runs_beside_max"] is not None]
+    return {**loads[0], "end": loads[-1]["end"], "samples": [sample for load in loads for sample in load["samples"]],
+            "runs_beside_max": max(beside) if beside else None}  # fmt: skip
 
 
 def read_training_log(folder: Path) -> dict[str, list[list[float]]]:
@@ -244,6 +317,8 @@ def run_suite(
     budget: int | None = None,
     jobs: int = 1,
     ray_address: str | None = None,
+    paused_in: Path | None = None,
+    pause_at: float | None = None,
 ) -> None:
     """
     Run the runs of the grid that have not finished (no ``meta.json``) and write each one's files as it finishes
@@ -252,12 +327,19 @@ def run_suite(
     :param budget: steps per run; None: RL Zoo's PPO budget for the env (``budget_of``)
     :param jobs: runs at once on this machine (without ``ray_address``), each a ``train`` subprocess
     :param ray_address: a Ray cluster to submit the runs to, one CPU each (``run_grid``)
-    :raises RuntimeError: naming the runs that failed, with the end of their output
+    :param paused_in: keep the unfinished runs' scratch folders here, so that they may pause and go on (``train``)
+    :param pause_at: with ``paused_in``, pause the runs at their first rollout from this time (seconds since the epoch)
+    :raises ValueError: for ``pause_at`` without ``paused_in``, or ``paused_in`` with ``ray_address``
+    :raises RuntimeError: naming the runs that failed or paused, with the end of their output
     """
-    tasks = [(run, eval_seed_offset, budget_of(run.env_id, budget)) for run in runs]
+    if pause_at is not None and paused_in is None:
+        raise ValueError("A grid that pauses keeps its unfinished runs somewhere: give paused_in (--paused-in) too.")
+    if paused_in is not None and ray_address is not None:
+        raise ValueError("Paused runs are kept on this machine's disk: run the grid here, without a Ray address.")
+    tasks = [(run, eval_seed_offset, budget_of(run.env_id, budget), paused_in, pause_at) for run in runs]
     tasks.sort(key=lambda task: task[0].setting.algo != "ppo")
 
-    def keep(task: tuple[Run, int | None, int], files: dict[str, bytes]) -> None:
+    def keep(task: tuple[Run, int | None, int, Path | None, float | None], files: dict[str, bytes]) -> None:
         folder = out / "runs" / task[0].name
         folder.mkdir(parents=True, exist_ok=True)
         for name in (*RUN_FILES[:-1], TRAINING_LOG):
@@ -267,7 +349,7 @@ def run_suite(
         (folder / "meta.json.tmp").replace(folder / "meta.json")
         tqdm.write(f"{task[0].name}: {folder}")
 
-    run_grid(tasks, train, keep, lambda task: finished(task[0], out, *task[1:]), jobs, "thread", ray_address,
+    run_grid(tasks, train, keep, lambda task: finished(task[0], out, *task[1:3]), jobs, "thread", ray_address,
              name=lambda task: task[0].name)  # fmt: skip
 
 

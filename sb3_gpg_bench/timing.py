@@ -3,7 +3,7 @@ The suite's wall times as a skeptical reader takes them. While a run trains, ``r
 average and how many other trainings run beside it, and notes when each evaluation is written (``meta.json``: ``load``,
 ``evaluation_wall_s``). The report (``timing``: ``timing.md``, ``time_to_score.png``) compares a wall time only between
 runs made under the same load condition (the most trainings beside a run, and no other load: a test run or a profile
-beside it puts a run out of every comparison), beside each run's minibatch updates and
+beside it puts a run out of every comparison, as pausing it does), beside each run's minibatch updates and
 policy parameters, and gives the wall time and env steps each setting needs to first reach 50% and 90% of PPO's final
 score. Runs made before either record are reported as unknown, never estimated.
 """
@@ -58,25 +58,29 @@ def trainings_beside(own: int) -> int | None:
     return sum(pid != str(own) and parent not in parents for pid, parent in parents.items())
 
 
-def run_watched(command: list[str], evaluations: Path) -> tuple[subprocess.CompletedProcess, dict[str, Any], list[float]]:
+def run_watched(
+    command: list[str], evaluations: Path, before: float = 0.0, written: list[float] | None = None
+) -> tuple[subprocess.CompletedProcess, dict[str, Any], list[float]]:
     """
     Run ``command`` to its end, sampling the machine's load and the trainings beside it, and noting when each evaluation
     is written.
 
     :param evaluations: the folder under which the run writes its ``evaluations.npz`` (in a subfolder of its own)
+    :param before: for a paused run that goes on, the seconds it ran before, from which this part's seconds count
+    :param written: the times of the evaluations written before (those the file already holds)
     :return: the finished process (with its output), the load record of ``meta.json`` and the seconds from the start at
         which each evaluation was written (where two came between two looks, both get the second's time)
     """
-    start, started = time.perf_counter(), time.time()
+    written = [] if written is None else list(written)
+    start, started = time.perf_counter(), time.time() - before
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     record: dict[str, Any] = {"start": list(os.getloadavg()), "every_s": SAMPLE_EVERY_S, "cpus": os.cpu_count(),
                               "sample_fields": ["seconds", "load_1min", "trainings_beside"]}  # fmt: skip
     samples: list[list[float | int | None]] = []
-    written: list[float] = []
     while True:
         elapsed = time.perf_counter() - start
         if elapsed >= len(samples) * SAMPLE_EVERY_S:
-            samples.append([round(elapsed, 1), round(os.getloadavg()[0], 2), trainings_beside(process.pid)])
+            samples.append([round(before + elapsed, 1), round(os.getloadavg()[0], 2), trainings_beside(process.pid)])
         _note_evaluations(evaluations, started, written)
         try:
             stdout, stderr = process.communicate(timeout=LOOK_EVERY_S)
@@ -117,10 +121,18 @@ def other_load(folder: Path) -> float | None:
     return float(np.mean(settled)) if settled else None
 
 
+def resumed(folder: Path) -> int:
+    """:return: how often the run paused and went on (``sb3_gpg_bench.resumable``), each time on a machine as it then was"""
+    return max(len(meta(folder).get("segments", [])) - 1, 0)
+
+
 def condition(folder: Path) -> int | None:
-    """:return: the run's load condition (the most trainings beside it), or None where unrecorded or under other load"""
+    """
+    :return: the run's load condition (the most trainings beside it), or None where unrecorded, under other load or
+        resumed
+    """
     extra = other_load(folder)
-    return None if extra is not None and extra > OTHER_LOAD else beside(folder)
+    return None if (extra is not None and extra > OTHER_LOAD) or resumed(folder) else beside(folder)
 
 
 def comparable(folder: Path, shared: int | None) -> bool:
@@ -131,7 +143,8 @@ def comparable(folder: Path, shared: int | None) -> bool:
 def _condition(folder: Path) -> str:
     count, extra = beside(folder), other_load(folder)
     text = "not recorded" if count is None else "alone" if count == 0 else f"{count} beside"
-    return text + (f", other load {extra:+.1f}" if extra is not None and extra > OTHER_LOAD else "")
+    text += f", other load {extra:+.1f}" if extra is not None and extra > OTHER_LOAD else ""
+    return text + (f", resumed {resumed(folder)}x" if resumed(folder) else "")
 
 
 def shared_conditions(found: Found, tasks: list[str]) -> dict[str, int | None]:

@@ -10,7 +10,11 @@ hyperparameters (``config.yml``, ``args.yml``) and ``meta.json`` (command, wall 
 and the trainings beside the run, when each evaluation was written) and ``training_log.json`` (the explained variance
 each update logged). A finished run is not run again, so the same
 command resumes a grid; ``--jobs`` runs several at once, ``--ray-address`` submits them to a Ray cluster
-(``pip install 'sb3-gpg[ray]'``; ``local`` starts Ray on this machine).
+(``pip install 'sb3-gpg[ray]'``; ``local`` starts Ray on this machine). A run longer than the time left on the
+machine pauses and goes on: with ``--paused-in DIR`` an unfinished run keeps its scratch folder there, ``--pause-at
+HH:MM`` pauses it at its first rollout from then (``sb3_gpg_bench.resumable``: the whole training's state, so that
+the run it makes is the run that never paused), and the same command goes on with it later. Its ``meta.json`` lists
+its parts (``segments``), and its wall time is compared with no other run's.
 
 - ``run``: the grid, then ``report`` of every finished run of the suite.
 - ``random``: the uniform-random policy's score on each task (100 episodes, seeds 10000 and up), into
@@ -35,6 +39,8 @@ sb3_gpg's ``gpg.yml`` (its ``default:`` entry where it has none for the task: th
     python scripts/zoo_suite.py random --suite zoo --out benchmarks/zoo_suite
     python scripts/zoo_suite.py run --suite zoo --seeds 0 1 2 3 4 --jobs 2 --out benchmarks/zoo_suite
     python scripts/zoo_suite.py run --suite zoo --seeds 0 1 2 3 4 --ray-address auto --out benchmarks/zoo_suite
+    python scripts/zoo_suite.py run --suite swap --seeds 108 --envs Walker2d-v5 --settings ppo \
+        --paused-in ~/paused_runs --pause-at 17:30 --out benchmarks/swap/fresh_seeds
     python scripts/zoo_suite.py run --suite state_aware --seeds 100 101 --jobs 2 --out benchmarks/state_aware
     python scripts/zoo_suite.py run --suite defaults --seeds 100 101 --jobs 2 --out benchmarks/default_entry
     python scripts/zoo_suite.py curves --suite swap --settings ppo gpg_swap_memory_recency0.8 \
@@ -42,6 +48,7 @@ sb3_gpg's ``gpg.yml`` (its ``default:`` entry where it has none for the task: th
 """
 
 import argparse
+import datetime
 import json
 from pathlib import Path
 
@@ -51,6 +58,18 @@ from sb3_gpg_bench.suite_report import report
 from sb3_gpg_bench.suites import SUITES
 
 RANDOM_SEED = 10_000
+
+
+def pause_time(text: str) -> float:
+    """:return: ``HH:MM``'s next time, or an ISO date and time, in seconds since the epoch"""
+    try:
+        if len(text) <= 5:
+            now = datetime.datetime.now()
+            at = datetime.datetime.combine(now.date(), datetime.time.fromisoformat(text))
+            return (at if at > now else at + datetime.timedelta(days=1)).timestamp()
+        return datetime.datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a time as HH:MM (its next time) or an ISO date and time") from None
 
 
 def main() -> None:
@@ -64,6 +83,10 @@ def main() -> None:
     parser.add_argument("--ray-address", default=None, help="submit the runs to this Ray cluster ('local': start one here)")
     parser.add_argument("--budget", type=int, default=None, help="steps per run instead of the entries' n_timesteps")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--paused-in", type=Path, default=None,
+                        help="run: keep unfinished runs here, to pause and go on with the same command")  # fmt: skip
+    parser.add_argument("--pause-at", type=pause_time, default=None,
+                        help="run, with --paused-in: pause the runs at this time (HH:MM: its next time)")  # fmt: skip
     parser.add_argument("--from", dest="sources", nargs="+", type=Path, default=None,
                         help="curves: the suite folders whose runs/ to draw (default: --out)")  # fmt: skip
     args = parser.parse_args()
@@ -88,7 +111,10 @@ def main() -> None:
         path.write_text(json.dumps(measured, indent=1) + "\n")
     if args.command == "run":
         runs = [Run(env_id, setting, seed) for seed in args.seeds for env_id in tasks for setting in settings]
-        run_suite(runs, args.out, suite.eval_seed_offset, args.budget, args.jobs, args.ray_address)
+        if args.pause_at is not None and args.paused_in is None:
+            parser.error("--pause-at: give --paused-in too, the folder that keeps the paused runs")
+        run_suite(runs, args.out, suite.eval_seed_offset, args.budget, args.jobs, args.ray_address, args.paused_in,
+                  args.pause_at)  # fmt: skip
     if args.command == "report":
         # None where not narrowed: a report of the whole grid also writes the README's table
         print(report(suite, args.out, tasks if args.envs else None, args.settings, args.seeds))

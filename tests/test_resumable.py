@@ -1,0 +1,118 @@
+"""A training paused and resumed (sb3_gpg_bench.resumable) is the training that never paused."""
+
+import argparse
+import csv
+import datetime
+import random
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch as th
+import yaml
+from stable_baselines3.common.save_util import load_from_zip_file
+
+from sb3_gpg_bench.resumable import EXIT_PAUSED, main
+from sb3_gpg_bench.suite import TRAINING_LOG, Run, run_suite
+from sb3_gpg_bench.suites import Setting
+from sb3_gpg_bench.timing import condition, meta
+from sb3_gpg_bench.timing import resumed as resumed_count
+
+BUDGET = 768
+
+
+def _train(tmp_path, name, algo, env_id, *pauses):
+    """
+    Train, pausing at each step of ``pauses`` and resuming with the generators the process then holds scrambled.
+
+    :return: the run's evaluations and trained parameters, and its training episodes' returns and lengths (its Monitor
+        files)
+    """
+    conf = tmp_path / f"{name}.yml"
+    entry = {"policy": "MlpPolicy", "normalize": True, "n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 2,
+             "n_timesteps": BUDGET, "policy_kwargs": "dict(net_arch=[16])"}  # fmt: skip
+    conf.write_text(yaml.safe_dump({env_id: entry}))
+    folder = tmp_path / name
+    argv = ["--algo", algo, "--env", env_id, "--seed", "3", "--eval-freq", "96", "--eval-episodes", "2",
+            "--num-threads", "1", "-f", str(folder), "--conf-file", str(conf)]  # fmt: skip
+    state = ["--state", str(tmp_path / f"{name}.pkl")]
+    for step in pauses:
+        with pytest.raises(SystemExit) as paused:
+            main([*state, "--pause-at-step", str(step), "--", *argv])
+        assert paused.value.code == EXIT_PAUSED
+        th.manual_seed(12345), np.random.seed(12345), random.seed(12345)
+    main([*state, "--", *argv])
+    (run,) = (folder / algo).iterdir()
+    evaluations = dict(np.load(run / "evaluations.npz"))
+    # the trained model, where train saves it
+    evaluations |= {name: value.numpy() for name, value in load_from_zip_file(run / f"{env_id}.zip")[1]["policy"].items()}
+    episodes = []
+    for path in sorted(run.glob("*.monitor.csv")):
+        with open(path) as file:
+            next(file)  # the header line
+            episodes.append([(row["r"], row["l"]) for row in csv.DictReader(file)])
+    return evaluations, episodes
+
+
+@pytest.mark.parametrize(("algo", "env_id"), [("ppo", "Pendulum-v1"), ("gpg", "InvertedPendulum-v5")])
+def test_a_paused_training_resumed_is_the_training_that_never_paused(tmp_path, algo, env_id):
+    evaluations, episodes = _train(tmp_path, "through", algo, env_id)
+    # paused before its first rollout, then between two updates, then between two updates that an evaluation splits
+    resumed_evaluations, resumed_episodes = _train(tmp_path, "paused", algo, env_id, 0, 300, 400)
+    assert len(evaluations["timesteps"]) == BUDGET // 96 and len(evaluations) > 3
+    assert {name: value.tolist() for name, value in resumed_evaluations.items()} == {
+        name: value.tolist() for name, value in evaluations.items()
+    }
+    assert sum(map(len, episodes)) > 0
+    assert resumed_episodes == episodes
+
+
+def test_a_resume_with_other_arguments_is_refused(tmp_path):
+    conf = tmp_path / "ppo.yml"
+    entry = {"policy": "MlpPolicy", "n_steps": 32, "batch_size": 32, "n_epochs": 1, "n_timesteps": 128}
+    conf.write_text(yaml.safe_dump({"CartPole-v1": entry}))
+    argv = ["--algo", "ppo", "--env", "CartPole-v1", "-n", "128", "--seed", "1", "--num-threads", "1", "-f",
+            str(tmp_path / "logs"), "--conf-file", str(conf)]  # fmt: skip
+    state = ["--state", str(tmp_path / "state.pkl")]
+    with pytest.raises(SystemExit):
+        main([*state, "--pause-at-step", "64", "--", *argv])
+    with pytest.raises(ValueError, match="--seed', '2'"):
+        main([*state, "--", *[arg if arg != "1" else "2" for arg in argv]])
+
+
+@pytest.mark.slow
+def test_a_suite_run_that_pauses_goes_on_to_the_run_that_never_paused(tmp_path):
+    # a pause time passed already: each part pauses at its second rollout (its first sets back what resuming changed)
+    run = Run("CartPole-v1", Setting("ppo", "ppo"), 100)  # RL Zoo's entry: 8 envs x 32 steps a rollout
+    run_suite([run], tmp_path / "through", eval_seed_offset=10_000, budget=512)
+    paused = tmp_path / "paused"
+    for part in range(1, 3):
+        with pytest.raises(RuntimeError, match=f"paused at step {(part - 1) * 256} of 512"):
+            run_suite([run], paused, 10_000, 512, paused_in=tmp_path / "unfinished", pause_at=0.0)
+        assert not (paused / "runs" / run.name).exists()
+    run_suite([run], paused, 10_000, 512, paused_in=tmp_path / "unfinished", pause_at=0.0)
+    through, resumed = tmp_path / "through" / "runs" / run.name, paused / "runs" / run.name
+    assert not (tmp_path / "unfinished" / run.name).exists()
+    for name in ("evaluations.npz", "config.yml", "args.yml", TRAINING_LOG):
+        assert (resumed / name).read_bytes() == (through / name).read_bytes(), name
+    parts = meta(resumed)["segments"]
+    assert len(parts) == 3
+    assert meta(resumed)["wall_time_s"] == pytest.approx(sum(part["wall_time_s"] for part in parts), abs=0.1)
+    evaluations = len(np.load(through / "evaluations.npz")["timesteps"])  # every 4 calls of 8 envs
+    assert len(meta(resumed)["evaluation_wall_s"]) == evaluations == len(meta(through)["evaluation_wall_s"])
+    assert meta(resumed)["evaluation_wall_s"] == sorted(meta(resumed)["evaluation_wall_s"])
+    assert resumed_count(resumed) == 2 and condition(resumed) is None and condition(through) is not None
+    with pytest.raises(ValueError, match="--paused-in"):
+        run_suite([run], paused, 10_000, 512, pause_at=0.0)
+
+
+def test_zoo_suite_pauses_at_the_next_such_time():
+    pause_time = runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "zoo_suite.py"))["pause_time"]
+    now = datetime.datetime.now()
+    for minutes in (1, -1):
+        at = pause_time((now + datetime.timedelta(minutes=minutes)).strftime("%H:%M"))
+        assert 0 < at - now.timestamp() <= 24 * 3600
+    assert pause_time("2030-01-02T03:04") == datetime.datetime(2030, 1, 2, 3, 4).timestamp()
+    with pytest.raises(argparse.ArgumentTypeError, match="HH:MM"):
+        pause_time("5pm")
