@@ -2,7 +2,8 @@
 An RL Zoo training that pauses and resumes, exactly: ``python -m sb3_gpg_bench.resumable --state PATH [--pause-at T]
 [--pause-at-step N] -- <train's arguments>`` runs ``python -m sb3_gpg.train <train's arguments>`` until the first
 rollout that starts at or after the pause, then writes the training's whole state to ``PATH`` and ends with status
-``EXIT_PAUSED``; the same command then goes on from there, as often as it pauses, until the training ends.
+``EXIT_PAUSED``; the same command then goes on from there, as often as it pauses, until the training ends. It pauses
+at a rollout's start, so up to one rollout, update and evaluation after the time: leave that margin.
 
 A paused run resumed gives the run that never paused: the same actions, updates and evaluations (the tests check it).
 The state is everything that a run that goes on carries: the model (its policy, optimizer, rollout buffer and the
@@ -10,17 +11,21 @@ estimator's memory, its last observations), the training and evaluation envs who
 each wrapper's counters, ``VecNormalize``'s statistics and running returns), the callbacks (the evaluations so far),
 RL Zoo's experiment (which saves the trained model at the end) and the random generators' states (torch's, NumPy's
 and Python's global ones, each env's own). Only the logger is built again (as ``learn`` builds it), with the values
-the last update logged, and the update count that SB3's table shows (``time/iterations``) starts again from one.
+the last update logged; the update count and the times SB3's table shows (``time/iterations``, ``time/fps``) start
+again, and a Monitor file's episode times (``t``) count the pause.
 Envs in subprocesses (``SubprocVecEnv``) cannot be paused.
 """
 
 import argparse
 import csv
+import hashlib
 import inspect
+import os
 import pickle
 import random
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +33,7 @@ import cloudpickle
 import gymnasium as gym
 import numpy as np
 import torch as th
-from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.callbacks import BaseCallback, ProgressBarCallback
 from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.monitor import ResultsWriter
 from stable_baselines3.common.vec_env import SubprocVecEnv, VecEnv, VecEnvWrapper
@@ -52,12 +57,39 @@ def _set_wrapper_dict(wrapper: VecEnvWrapper, state: dict[str, Any]) -> None:
     wrapper.__dict__.update(state, class_attributes=dict(inspect.getmembers(type(wrapper))))  # as VecEnvWrapper's init
 
 
-def _appending_writer(filename: str, fieldnames: tuple[str, ...]) -> ResultsWriter:
-    """A Monitor's ``ResultsWriter`` that goes on writing its file (without a second header)."""
+def _appending_writer(filename: str, fieldnames: tuple[str, ...], size: int) -> ResultsWriter:
+    """
+    A Monitor's ``ResultsWriter`` that goes on writing its file (without a second header), from where it was when the
+    state was saved: the episodes of a part that ended without saving its state are dropped, as its state is.
+    """
+    with open(filename, "r+b") as file:
+        file.truncate(size)
     writer = _bare(ResultsWriter)
     writer.file_handler = open(filename, "a", newline="\n")  # open while the Monitor lives, as SB3's
     writer.logger = csv.DictWriter(writer.file_handler, fieldnames=fieldnames)
     return writer
+
+
+def provenance(argv: list[str]) -> dict[str, Any]:
+    """
+    :return: what a paused training must be resumed with: train's arguments, the files they name (their digests), the
+        versions of the packages that train, and sb3_gpg's own code (its digest: an install of a checkout keeps one
+        version number as its code changes)
+    """
+    import sb3_gpg
+
+    package = Path(sb3_gpg.__file__).parent
+    code = hashlib.sha256()
+    for source in sorted([*package.rglob("*.py"), *package.rglob("*.yml")]):
+        code.update(source.relative_to(package).as_posix().encode() + source.read_bytes())
+    versions: dict[str, str | None] = {}
+    for name in ("stable-baselines3", "sb3-contrib", "rl_zoo3", "torch", "numpy", "gymnasium", "mujoco", "box2d"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    files = {arg: hashlib.sha256(Path(arg).read_bytes()).hexdigest() for arg in argv if Path(arg).is_file()}
+    return {"arguments": argv, "files": files, "versions": versions, "sb3_gpg": code.hexdigest()}
 
 
 def _no_logger() -> None:
@@ -81,7 +113,7 @@ class _StatePickler(cloudpickle.Pickler):
             return _bare, (type(obj),), dict(obj.__dict__), None, None, _set_dict
         if isinstance(obj, ResultsWriter):
             obj.file_handler.flush()
-            return _appending_writer, (obj.file_handler.name, tuple(obj.logger.fieldnames))
+            return _appending_writer, (obj.file_handler.name, tuple(obj.logger.fieldnames), obj.file_handler.tell())
         if isinstance(obj, Logger):
             return _no_logger, ()
         if isinstance(obj, BaseCallback):  # without the frames' variables it last saw (learn gives them again)
@@ -109,7 +141,7 @@ class Pause(BaseCallback):
 
     :param path: where the state goes
     :param callbacks: the training's callbacks, this one among them
-    :param argv: train's arguments, kept with the state: a resume with other arguments is refused
+    :param argv: train's arguments (a resume with other arguments, files or code is refused: ``provenance``)
     :param pause_at: seconds since the epoch, or None
     :param pause_at_step: a step count, or None
     """
@@ -128,6 +160,8 @@ class Pause(BaseCallback):
         # learn's arguments, and its total (after _setup_learn, which adds the steps already taken when resuming)
         self.learn_kwargs = {name: self.locals[name] for name in ("log_interval", "tb_log_name", "progress_bar")}
         self.total_timesteps = int(self.locals["total_timesteps"])
+        if any(isinstance(callback, ProgressBarCallback) for callback in self.callbacks):
+            raise ValueError("A training that pauses cannot keep a progress bar's state: train without -P (--progress).")
 
     def _on_rollout_start(self) -> None:
         if self.resumed is not None:
@@ -157,7 +191,10 @@ class Pause(BaseCallback):
         }
         partial = self.path.with_name(self.path.name + ".tmp")
         with open(partial, "wb") as file:
+            pickle.dump(provenance(self.argv), file)  # read first: what a resume must match
             _StatePickler(file, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
+            file.flush()
+            os.fsync(file.fileno())
         partial.replace(self.path)  # whole or not at all
 
     def _on_step(self) -> bool:
@@ -168,7 +205,7 @@ def resume(path: Path, argv: list[str], pause_at: float | None, pause_at_step: i
     """
     Go on with the training paused in ``path`` until it ends or pauses again.
 
-    :raises ValueError: where the state was made with other arguments
+    :raises ValueError: where the state was made with other arguments, files or code (``provenance``)
     """
     import rl_zoo3.import_envs  # noqa: F401 (registers RL Zoo's envs, as train does)
 
@@ -176,13 +213,15 @@ def resume(path: Path, argv: list[str], pause_at: float | None, pause_at_step: i
 
     register_gpg()
     with open(path, "rb") as file:
+        made_by, now = pickle.load(file), provenance(argv)
+        if made_by != now:
+            changed = {key: (made_by[key], now[key]) for key in now if made_by.get(key) != now[key]}
+            raise ValueError(
+                f"{path} holds a training run made with other arguments, files or code, so going on with it would "
+                f"give neither run (then, now): {changed}. Resume it as it was made, or remove it to start again."
+            )
         state = pickle.load(file)
     (pause,) = [callback for callback in state["callbacks"] if isinstance(callback, Pause)]
-    if pause.argv != argv:
-        raise ValueError(
-            f"{path} holds a training run with the arguments {pause.argv}, not {argv}: resume it with those, or remove "
-            "it to start again."
-        )
     pause.path, pause.pause_at, pause.pause_at_step, pause.resumed = path, pause_at, pause_at_step, state
     model = pause.model
     try:

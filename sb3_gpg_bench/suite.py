@@ -151,7 +151,11 @@ def train(
                    "--eval-episodes", str(EVAL_EPISODES), "--num-threads", "1", "--log-interval", "-1",
                    "-f", str(Path(scratch, "logs")), *conf,
                    *(["-params", *run.setting.params] if run.setting.params else [])]  # fmt: skip
-        segments = _segments(Path(scratch)) if paused_in is not None else []
+        segments = []
+        if paused_in is not None and Path(scratch, PAUSED_STATE).exists():
+            segments = _segments(Path(scratch))
+        elif paused_in is not None:  # what a first part left that ended before it paused (rl_zoo3 would log beside it)
+            shutil.rmtree(Path(scratch, "logs"), ignore_errors=True)
         watched = command
         if paused_in is not None:
             pause = [] if pause_at is None else ["--pause-at", str(pause_at)]
@@ -208,8 +212,8 @@ def train(
 @contextmanager
 def _scratch(run: Run, paused_in: Path | None) -> Iterator[str]:
     """
-    A temporary folder, or with ``paused_in`` the folder ``<paused_in>/<run>``, removed once the run has finished (kept
-    where it pauses or fails)
+    A temporary folder, or with ``paused_in`` the folder ``<paused_in>/<run>`` (``run_suite`` removes it once the run
+    is kept)
     """
     if paused_in is None:
         with tempfile.TemporaryDirectory() as scratch:
@@ -218,7 +222,6 @@ def _scratch(run: Run, paused_in: Path | None) -> Iterator[str]:
     folder = paused_in / run.name
     folder.mkdir(parents=True, exist_ok=True)
     yield str(folder.resolve())
-    shutil.rmtree(folder)
 
 
 def _segments(scratch: Path) -> list[dict[str, Any]]:
@@ -228,7 +231,8 @@ def _segments(scratch: Path) -> list[dict[str, Any]]:
 
 
 def _keep_segments(scratch: Path, segments: list[dict[str, Any]]) -> None:
-    (scratch / SEGMENTS).write_bytes(gzip.compress(json.dumps(segments).encode()))
+    (scratch / f"{SEGMENTS}.tmp").write_bytes(gzip.compress(json.dumps(segments).encode()))
+    (scratch / f"{SEGMENTS}.tmp").replace(scratch / SEGMENTS)
 
 
 def _joined_loads(loads: list[dict[str, Any]]) -> dict[str, Any]:
@@ -347,6 +351,8 @@ def run_suite(
         # meta.json marks the run finished: written whole or not at all
         (folder / "meta.json.tmp").write_bytes(files["meta.json"])
         (folder / "meta.json.tmp").replace(folder / "meta.json")
+        if task[3] is not None:  # the paused run's parts, now kept
+            shutil.rmtree(task[3] / task[0].name)
         tqdm.write(f"{task[0].name}: {folder}")
 
     run_grid(tasks, train, keep, lambda task: finished(task[0], out, *task[1:3]), jobs, "thread", ray_address,

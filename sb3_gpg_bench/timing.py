@@ -25,7 +25,8 @@ import yaml
 from sb3_gpg_bench.figures import save_png
 
 # A process whose command line holds one of these is a training (RL Zoo's, as the suite runs them, or the CLI's)
-TRAINING_MARKERS = ("sb3_gpg.train", "rl_zoo3.train", "sb3-gpg train", "sb3_gpg/train.py", "rl_zoo3/train.py")
+TRAINING_MARKERS = ("sb3_gpg.train", "rl_zoo3.train", "sb3-gpg train", "sb3_gpg/train.py", "rl_zoo3/train.py",
+                    "sb3_gpg_bench.resumable")  # fmt: skip
 SAMPLE_EVERY_S = 15.0  # seconds between two samples of the load
 LOOK_EVERY_S = 1.0  # seconds between two looks for new evaluations
 FRACTIONS = (0.5, 0.9)

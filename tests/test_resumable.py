@@ -15,17 +15,20 @@ from stable_baselines3.common.save_util import load_from_zip_file
 
 from sb3_gpg_bench.resumable import EXIT_PAUSED, main
 from sb3_gpg_bench.suite import TRAINING_LOG, Run, run_suite
-from sb3_gpg_bench.suites import Setting
+from sb3_gpg_bench.suites import SUITES
 from sb3_gpg_bench.timing import condition, meta
 from sb3_gpg_bench.timing import resumed as resumed_count
 
 BUDGET = 768
 
 
-def _train(tmp_path, name, algo, env_id, *pauses):
+def _train(tmp_path, name, algo, env_id, *pauses, lost=None):
     """
-    Train, pausing at each step of ``pauses`` and resuming with the generators the process then holds scrambled.
+    Train, pausing at each step of ``pauses`` and resuming with the generators and torch's threads the process then
+    holds scrambled.
 
+    :param lost: the pause whose state is lost (the part after it ended without saving one), so that the next part goes
+        on from the pause before
     :return: the run's evaluations and trained parameters, and its training episodes' returns and lengths (its Monitor
         files)
     """
@@ -36,20 +39,25 @@ def _train(tmp_path, name, algo, env_id, *pauses):
     folder = tmp_path / name
     argv = ["--algo", algo, "--env", env_id, "--seed", "3", "--eval-freq", "96", "--eval-episodes", "2",
             "--num-threads", "1", "-f", str(folder), "--conf-file", str(conf)]  # fmt: skip
-    state = ["--state", str(tmp_path / f"{name}.pkl")]
+    path = tmp_path / f"{name}.pkl"
     for step in pauses:
+        before = path.read_bytes() if path.exists() else None
         with pytest.raises(SystemExit) as paused:
-            main([*state, "--pause-at-step", str(step), "--", *argv])
+            main(["--state", str(path), "--pause-at-step", str(step), "--", *argv])
         assert paused.value.code == EXIT_PAUSED
-        th.manual_seed(12345), np.random.seed(12345), random.seed(12345)
-    main([*state, "--", *argv])
+        if step == lost:
+            path.write_bytes(before)
+        th.manual_seed(12345), np.random.seed(12345), random.seed(12345), th.set_num_threads(2)
+    main(["--state", str(path), "--", *argv])
+    assert th.get_num_threads() == 1
     (run,) = (folder / algo).iterdir()
     evaluations = dict(np.load(run / "evaluations.npz"))
     # the trained model, where train saves it
-    evaluations |= {name: value.numpy() for name, value in load_from_zip_file(run / f"{env_id}.zip")[1]["policy"].items()}
+    parameters = load_from_zip_file(run / f"{env_id}.zip")[1]["policy"]
+    evaluations |= {f"parameters: {name}": value.numpy() for name, value in parameters.items()}
     episodes = []
-    for path in sorted(run.glob("*.monitor.csv")):
-        with open(path) as file:
+    for monitor in sorted(run.glob("*.monitor.csv")):
+        with open(monitor) as file:
             next(file)  # the header line
             episodes.append([(row["r"], row["l"]) for row in csv.DictReader(file)])
     return evaluations, episodes
@@ -58,14 +66,17 @@ def _train(tmp_path, name, algo, env_id, *pauses):
 @pytest.mark.parametrize(("algo", "env_id"), [("ppo", "Pendulum-v1"), ("gpg", "InvertedPendulum-v5")])
 def test_a_paused_training_resumed_is_the_training_that_never_paused(tmp_path, algo, env_id):
     evaluations, episodes = _train(tmp_path, "through", algo, env_id)
+    assert len(evaluations["timesteps"]) == BUDGET // 96 and any(name.startswith("parameters") for name in evaluations)
+    assert sum(map(len, episodes)) > 0
     # paused before its first rollout, then between two updates, then between two updates that an evaluation splits
     resumed_evaluations, resumed_episodes = _train(tmp_path, "paused", algo, env_id, 0, 300, 400)
-    assert len(evaluations["timesteps"]) == BUDGET // 96 and len(evaluations) > 3
-    assert {name: value.tolist() for name, value in resumed_evaluations.items()} == {
-        name: value.tolist() for name, value in evaluations.items()
-    }
-    assert sum(map(len, episodes)) > 0
-    assert resumed_episodes == episodes
+    # and a part that ran past an evaluation and ended without saving its state, so that the next goes on from 384
+    lost_evaluations, lost_episodes = _train(tmp_path, "lost", algo, env_id, 300, 400, lost=400)
+    for other in (resumed_evaluations, lost_evaluations):
+        assert {name: value.tolist() for name, value in other.items()} == {
+            name: value.tolist() for name, value in evaluations.items()
+        }
+    assert resumed_episodes == episodes == lost_episodes
 
 
 def test_a_resume_with_other_arguments_is_refused(tmp_path):
@@ -77,14 +88,19 @@ def test_a_resume_with_other_arguments_is_refused(tmp_path):
     state = ["--state", str(tmp_path / "state.pkl")]
     with pytest.raises(SystemExit):
         main([*state, "--pause-at-step", "64", "--", *argv])
-    with pytest.raises(ValueError, match="--seed', '2'"):
+    with pytest.raises(ValueError, match=r"other arguments.*--seed', '2'"):
         main([*state, "--", *[arg if arg != "1" else "2" for arg in argv]])
+    conf.write_text(yaml.safe_dump({"CartPole-v1": {**entry, "n_epochs": 2}}))
+    with pytest.raises(ValueError, match=f"other arguments, files or code.*'files': .*'{conf}'"):
+        main([*state, "--", *argv])
 
 
 @pytest.mark.slow
 def test_a_suite_run_that_pauses_goes_on_to_the_run_that_never_paused(tmp_path):
     # a pause time passed already: each part pauses at its second rollout (its first sets back what resuming changed)
-    run = Run("CartPole-v1", Setting("ppo", "ppo"), 100)  # RL Zoo's entry: 8 envs x 32 steps a rollout
+    # GPG as the swap suite runs it: RL Zoo's PPO entry, 8 envs x 32 steps a rollout
+    (setting,) = [setting for setting in SUITES["swap"].settings if setting.name == "gpg_swap_lambda_default"]
+    run = Run("CartPole-v1", setting, 100)
     run_suite([run], tmp_path / "through", eval_seed_offset=10_000, budget=512)
     paused = tmp_path / "paused"
     for part in range(1, 3):
