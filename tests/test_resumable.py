@@ -14,10 +14,6 @@ import yaml
 from stable_baselines3.common.save_util import load_from_zip_file
 
 from sb3_gpg_bench.resumable import EXIT_PAUSED, main
-from sb3_gpg_bench.suite import TRAINING_LOG, Run, run_suite
-from sb3_gpg_bench.suites import SUITES
-from sb3_gpg_bench.timing import condition, meta
-from sb3_gpg_bench.timing import resumed as resumed_count
 
 BUDGET = 768
 
@@ -93,34 +89,6 @@ def test_a_resume_with_other_arguments_is_refused(tmp_path):
     conf.write_text(yaml.safe_dump({"CartPole-v1": {**entry, "n_epochs": 2}}))
     with pytest.raises(ValueError, match=f"other arguments, files or code.*'files': .*'{conf}'"):
         main([*state, "--", *argv])
-
-
-@pytest.mark.slow
-def test_a_suite_run_that_pauses_goes_on_to_the_run_that_never_paused(tmp_path):
-    # a pause time passed already: each part pauses at its second rollout (its first sets back what resuming changed)
-    # GPG as the swap suite runs it: RL Zoo's PPO entry, 8 envs x 32 steps a rollout
-    (setting,) = [setting for setting in SUITES["swap"].settings if setting.name == "gpg_swap_lambda_default"]
-    run = Run("CartPole-v1", setting, 100)
-    run_suite([run], tmp_path / "through", eval_seed_offset=10_000, budget=512)
-    paused = tmp_path / "paused"
-    for part in range(1, 3):
-        with pytest.raises(RuntimeError, match=f"paused at step {(part - 1) * 256} of 512"):
-            run_suite([run], paused, 10_000, 512, paused_in=tmp_path / "unfinished", pause_at=0.0)
-        assert not (paused / "runs" / run.name).exists()
-    run_suite([run], paused, 10_000, 512, paused_in=tmp_path / "unfinished", pause_at=0.0)
-    through, resumed = tmp_path / "through" / "runs" / run.name, paused / "runs" / run.name
-    assert not (tmp_path / "unfinished" / run.name).exists()
-    for name in ("evaluations.npz", "config.yml", "args.yml", TRAINING_LOG):
-        assert (resumed / name).read_bytes() == (through / name).read_bytes(), name
-    parts = meta(resumed)["segments"]
-    assert len(parts) == 3
-    assert meta(resumed)["wall_time_s"] == pytest.approx(sum(part["wall_time_s"] for part in parts), abs=0.1)
-    evaluations = len(np.load(through / "evaluations.npz")["timesteps"])  # every 4 calls of 8 envs
-    assert len(meta(resumed)["evaluation_wall_s"]) == evaluations == len(meta(through)["evaluation_wall_s"])
-    assert meta(resumed)["evaluation_wall_s"] == sorted(meta(resumed)["evaluation_wall_s"])
-    assert resumed_count(resumed) == 2 and condition(resumed) is None and condition(through) is not None
-    with pytest.raises(ValueError, match="--paused-in"):
-        run_suite([run], paused, 10_000, 512, pause_at=0.0)
 
 
 def test_zoo_suite_pauses_at_the_next_such_time():

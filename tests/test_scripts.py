@@ -17,8 +17,11 @@ from sb3_gpg import GPG
 from sb3_gpg.zoo.registry import check_gpg_hyperparams
 from sb3_gpg_bench import suites
 from sb3_gpg_bench.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
-from sb3_gpg_bench.suite import Run, budget_of, finished, random_scores, run_suite, zoo_entry
+from sb3_gpg_bench.suite import TRAINING_LOG, Run, budget_of, finished, random_scores, run_suite, zoo_entry
 from sb3_gpg_bench.suites import PINNED_ENTRIES_FILE, PPO_ENTRY, SUITES, Setting, trial_params
+from sb3_gpg_bench.timing import condition
+from sb3_gpg_bench.timing import meta as run_meta
+from sb3_gpg_bench.timing import resumed as resumed_parts
 from tests.forkserver import SERVER
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -351,6 +354,26 @@ def test_zoo_suite_runs_resumes_and_reports_a_tiny_grid(tmp_path):
     assert (tmp_path / "out" / "curves.png").stat().st_size > 10_000
     assert not (tmp_path / "out" / "aggregate.md").exists()  # no random policy's scores yet
 
+    # PPO's run paused at each rollout (at a time passed already; a part's first rollout sets back what resuming changed)
+    # and gone on with by the same command, part by part, is the run made through
+    paused_args = [*args[:-1], "paused_out", "--settings", "ppo", "--paused-in", "unfinished", "--pause-at",
+                   "2000-01-01T00:00"]  # fmt: skip
+    name = "CartPole-v1__ppo__seed100"  # RL Zoo's entry: 8 envs x 32 steps a rollout
+    for steps in (0, 256):
+        result = SERVER.run(*paused_args, cwd=tmp_path, timeout=600)
+        assert result.returncode != 0 and f"paused at step {steps} of 400" in result.stderr + result.stdout
+        assert not (tmp_path / "paused_out" / "runs" / name).exists()
+    run(*paused_args, cwd=tmp_path)
+    assert not (tmp_path / "unfinished" / name).exists()
+    through, resumed = tmp_path / "out" / "runs" / name, tmp_path / "paused_out" / "runs" / name
+    for file in ("evaluations.npz", "config.yml", "args.yml", TRAINING_LOG):
+        assert (resumed / file).read_bytes() == (through / file).read_bytes(), file
+    parts = run_meta(resumed)["segments"]
+    assert len(parts) == 3 and run_meta(resumed)["wall_time_s"] == pytest.approx(sum(p["wall_time_s"] for p in parts), abs=0.1)
+    assert len(run_meta(resumed)["evaluation_wall_s"]) == len(np.load(through / "evaluations.npz")["timesteps"])
+    assert run_meta(resumed)["evaluation_wall_s"] == sorted(run_meta(resumed)["evaluation_wall_s"])
+    assert resumed_parts(resumed) == 2 and condition(resumed) is None and condition(through) is not None
+
     # The same run submitted to a Ray instance started here trains to the same evaluations
     pytest.importorskip("ray")
     ray_args = [*args[:-1], "ray_out", "--settings", "ppo", "--ray-address", "local"]
@@ -390,6 +413,8 @@ def test_zoo_suite_keeps_the_runs_that_finish_when_one_fails(tmp_path):
     assert finished(runs[1], tmp_path, 10_000, 400)
     with pytest.raises(ValueError, match="ran 400 steps with evaluation seed 10100, this grid asks for 800 and 10100"):
         finished(runs[1], tmp_path, 10_000, 800)
+    with pytest.raises(ValueError, match="paused_in"):
+        run_suite(runs, tmp_path, 10_000, 400, pause_at=0.0)
 
 
 def test_zoo_suite_trains_every_setting_for_rl_zoo_ppo_budget():
