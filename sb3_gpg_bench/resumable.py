@@ -140,27 +140,26 @@ class Pause(BaseCallback):
     changed: the random generators (gSDE's noise is drawn again before it) and the logged values not yet printed.
 
     :param path: where the state goes
-    :param callbacks: the training's callbacks, this one among them
+    :param manager: RL Zoo's experiment, whose callbacks this one is among (it saves the trained model where train does)
     :param argv: train's arguments (a resume with other arguments, files or code is refused: ``provenance``)
     :param pause_at: seconds since the epoch, or None
     :param pause_at_step: a step count, or None
     """
 
-    def __init__(self, path: Path, callbacks: list[BaseCallback], argv: list[str], pause_at: float | None,
+    def __init__(self, path: Path, manager: "ExperimentManager", argv: list[str], pause_at: float | None,
                  pause_at_step: int | None) -> None:  # fmt: skip
         super().__init__()
-        self.path, self.callbacks, self.argv = path, callbacks, argv
+        self.path, self.manager, self.argv = path, manager, argv
         self.pause_at, self.pause_at_step = pause_at, pause_at_step
         self.learn_kwargs: dict[str, Any] = {}
         self.total_timesteps = 0
         self.resumed: dict[str, Any] | None = None
-        self.manager: ExperimentManager | None = None
 
     def _on_training_start(self) -> None:
         # learn's arguments, and its total (after _setup_learn, which adds the steps already taken when resuming)
         self.learn_kwargs = {name: self.locals[name] for name in ("log_interval", "tb_log_name", "progress_bar")}
         self.total_timesteps = int(self.locals["total_timesteps"])
-        if any(isinstance(callback, ProgressBarCallback) for callback in self.callbacks):
+        if any(isinstance(callback, ProgressBarCallback) for callback in self.manager.callbacks):
             raise ValueError("A training that pauses cannot keep a progress bar's state: train without -P (--progress).")
 
     def _on_rollout_start(self) -> None:
@@ -184,7 +183,7 @@ class Pause(BaseCallback):
         noise = ("exploration_mat", "exploration_matrices")
         logged = ("name_to_value", "name_to_count", "name_to_excluded")
         state = {
-            "callbacks": self.callbacks,
+            "manager": self.manager,
             "random": _random_states(),
             "sde_noise": {name: getattr(dist, name) for name in noise} if self.model.use_sde else None,
             "logged": {name: dict(getattr(self.logger, name)) for name in logged},
@@ -221,17 +220,17 @@ def resume(path: Path, argv: list[str], pause_at: float | None, pause_at_step: i
                 f"give neither run (then, now): {changed}. Resume it as it was made, or remove it to start again."
             )
         state = pickle.load(file)
-    (pause,) = [callback for callback in state["callbacks"] if isinstance(callback, Pause)]
+    manager = state["manager"]
+    (pause,) = [callback for callback in manager.callbacks if isinstance(callback, Pause)]
     pause.path, pause.pause_at, pause.pause_at_step, pause.resumed = path, pause_at, pause_at_step, state
     model = pause.model
     try:
-        model.learn(pause.total_timesteps - model.num_timesteps, callback=state["callbacks"], reset_num_timesteps=False,
+        model.learn(pause.total_timesteps - model.num_timesteps, callback=manager.callbacks, reset_num_timesteps=False,
                     **pause.learn_kwargs)  # fmt: skip
     finally:
         if model.env is not None:
             model.env.close()
-    if pause.manager is not None:
-        pause.manager.save_trained_model(model)
+    manager.save_trained_model(model)
 
 
 def start(path: Path, argv: list[str], pause_at: float | None, pause_at_step: int | None) -> None:
@@ -243,9 +242,7 @@ def start(path: Path, argv: list[str], pause_at: float | None, pause_at_step: in
     learn = ExperimentManager.learn
 
     def pausing_learn(manager: ExperimentManager, model: Any) -> None:
-        pause = Pause(path, manager.callbacks, argv, pause_at, pause_at_step)
-        pause.manager = manager  # kept with the state: it saves the trained model where train saves it
-        manager.callbacks.append(pause)
+        manager.callbacks.append(Pause(path, manager, argv, pause_at, pause_at_step))
         learn(manager, model)
 
     ExperimentManager.learn = pausing_learn  # type: ignore[method-assign,assignment]

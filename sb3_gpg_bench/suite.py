@@ -151,13 +151,13 @@ def train(
                    "--eval-episodes", str(EVAL_EPISODES), "--num-threads", "1", "--log-interval", "-1",
                    "-f", str(Path(scratch, "logs")), *conf,
                    *(["-params", *run.setting.params] if run.setting.params else [])]  # fmt: skip
-        segments = []
-        if paused_in is not None and Path(scratch, PAUSED_STATE).exists():
-            segments = _segments(Path(scratch))
-        elif paused_in is not None:  # what a first part left that ended before it paused (rl_zoo3 would log beside it)
-            shutil.rmtree(Path(scratch, "logs"), ignore_errors=True)
+        segments: list[dict[str, Any]] = []
         watched = command
         if paused_in is not None:
+            if Path(scratch, PAUSED_STATE).exists():
+                segments = _segments(Path(scratch))
+            else:  # what a first part left that ended before it paused (rl_zoo3 would log beside it)
+                shutil.rmtree(Path(scratch, "logs"), ignore_errors=True)
             pause = [] if pause_at is None else ["--pause-at", str(pause_at)]
             watched = [sys.executable, "-m", "sb3_gpg_bench.resumable", "--state", str(Path(scratch, PAUSED_STATE)), *pause,
                        "--", *command[3:]]  # fmt: skip

@@ -145,7 +145,8 @@ def _condition(folder: Path) -> str:
     count, extra = beside(folder), other_load(folder)
     text = "not recorded" if count is None else "alone" if count == 0 else f"{count} beside"
     text += f", other load {extra:+.1f}" if extra is not None and extra > OTHER_LOAD else ""
-    return text + (f", resumed {resumed(folder)}x" if resumed(folder) else "")
+    parts = resumed(folder)
+    return text + (f", resumed {parts}x" if parts else "")
 
 
 def shared_conditions(found: Found, tasks: list[str]) -> dict[str, int | None]:
