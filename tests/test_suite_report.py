@@ -17,7 +17,7 @@ import yaml
 from sb3_gpg_bench import suite_report
 from sb3_gpg_bench.suite_report import report
 from sb3_gpg_bench.suites import Setting, Suite
-from sb3_gpg_bench.timing import _note_evaluations, run_watched, trainings_beside
+from sb3_gpg_bench.timing import _note_evaluations, condition, run_watched, trainings_beside
 
 
 @pytest.fixture(autouse=True)
@@ -167,6 +167,16 @@ def test_runs_without_the_load_record_get_no_wall_time(tmp_path):
     timing = (tmp_path / "timing.md").read_text()
     assert "| ? (2/" not in timing and "No run recorded its evaluations' wall times under its task's shared load" in timing
     assert not (tmp_path / "time_to_score.png").exists()
+
+
+def test_a_resumed_run_is_compared_with_none_whatever_its_load(tmp_path):
+    # its parts may have run on different machines: left out even where the load it recorded was quiet
+    fake_run(tmp_path, "CartPole-v1__gpg__seed0", [300.0] * 10, beside=0)
+    folder = tmp_path / "runs" / "CartPole-v1__gpg__seed0"
+    assert condition(folder) == 0
+    recorded = json.loads((folder / "meta.json").read_text())
+    (folder / "meta.json").write_text(json.dumps({**recorded, "segments": [{"wall_time_s": 30.0}] * 3}))
+    assert condition(folder) is None
 
 
 def test_time_to_score_and_updates_against_wall_time(tmp_path):
