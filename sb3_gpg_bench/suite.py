@@ -129,7 +129,8 @@ def train(
     :param pause_at: with ``paused_in``, the time (seconds since the epoch) from which the run pauses at its next rollout
     :return: the run's small files by name (``RUN_FILES``)
     :raises Paused: where the run paused
-    :raises RuntimeError: where the training fails, with the end of its output
+    :raises RuntimeError: where the training fails, with the end of its output, or ends before its budget (RL Zoo
+        saves a training stopped by Ctrl-C and exits as if it had finished)
     """
     # a pinned base (the entry its runs ran on) or, for an env that rl_zoo3's file lacks, the file that gives it one
     conf_file, conf_name = zoo_entry(run.setting.algo, run.env_id)[1], f"{run.setting.algo}_v5.yml"
@@ -167,12 +168,19 @@ def train(
                                                      segments[-1]["evaluation_wall_s"] if segments else None)  # fmt: skip
         segments.append({"wall_time_s": round(time.perf_counter() - start, 1), "machine": platform.node(), "load": load,
                          "evaluation_wall_s": evaluation_times, "stdout": result.stdout})  # fmt: skip
+        logged_steps = re.findall(r"total_timesteps\s*\|\s*(\d+)", result.stdout)
+        steps = int(logged_steps[-1]) if logged_steps else 0
         if result.returncode == EXIT_PAUSED:
             _keep_segments(Path(scratch), segments)
-            steps = re.findall(r"total_timesteps\s*\|\s*(\d+)", result.stdout)
-            raise Paused(f"paused at step {steps[-1] if steps else 0} of {budget} (in {scratch}): the same command goes on")
+            raise Paused(f"paused at step {steps} of {budget} (in {scratch}): the same command goes on")
         if result.returncode != 0:
             raise RuntimeError(f"{' '.join(watched)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
+        if steps < budget:
+            # RL Zoo saves a training stopped by Ctrl-C and exits 0, as if it had finished: such a run is not kept
+            raise RuntimeError(
+                f"{' '.join(watched)} stopped at step {steps} of {budget} (interrupted?): not kept, run the grid again to "
+                f"train it through\n{result.stderr[-2000:]}"
+            )
         wall_time = sum(segment["wall_time_s"] for segment in segments)
         load = _joined_loads([segment["load"] for segment in segments])
         (log,) = Path(scratch, "logs", run.setting.algo).iterdir()

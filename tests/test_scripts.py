@@ -5,6 +5,7 @@ import gzip
 import json
 import runpy
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from sb3_gpg import GPG
 from sb3_gpg.zoo.registry import check_gpg_hyperparams
 from sb3_gpg_bench import suites
 from sb3_gpg_bench.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
-from sb3_gpg_bench.suite import TRAINING_LOG, Run, budget_of, finished, random_scores, run_suite, zoo_entry
+from sb3_gpg_bench.suite import TRAINING_LOG, Run, budget_of, finished, random_scores, run_suite, train, zoo_entry
 from sb3_gpg_bench.suites import PINNED_ENTRIES_FILE, PPO_ENTRY, SUITES, Setting, trial_params
 from sb3_gpg_bench.timing import condition
 from sb3_gpg_bench.timing import meta as run_meta
@@ -399,6 +400,14 @@ def test_random_policy_scores_are_seeded_episodes_of_uniform_actions():
     # CartPole: about 22 steps when acting at random; Pendulum: 200 steps of at most 0 and about -1200 in all
     assert 10 < scores["CartPole-v1"]["mean"] < 40 and -1600 < scores["Pendulum-v1"]["mean"] < -800
     assert scores["CartPole-v1"]["episodes"] == 20
+
+
+def test_a_training_that_exits_before_its_budget_is_not_kept(monkeypatch):
+    # RL Zoo saves a training stopped by Ctrl-C and exits 0: the grid must not take it for a finished run
+    stopped = subprocess.CompletedProcess([], 0, stdout="|    total_timesteps | 256      |\n", stderr="KeyboardInterrupt")
+    monkeypatch.setattr("sb3_gpg_bench.suite.run_watched", lambda *args: (stopped, {}, []))
+    with pytest.raises(RuntimeError, match="stopped at step 256 of 400 \\(interrupted\\?\\): not kept"):
+        train(Run("CartPole-v1", Setting("ppo", "ppo"), 100), eval_seed_offset=10_000, budget=400)
 
 
 @pytest.mark.slow
