@@ -72,6 +72,23 @@ ENV_PACKAGES = {"mujoco", "Box2D", "pygame", "moviepy"}
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """
+    The tests that train for real (``slow``) build torch's distributions without checking their arguments: torch checks
+    them at each distribution built and each sample scored, a fifth of a masked policy's training here, and changes no
+    value; the other tests, which run every code path, keep the checks on, as a user's training does.
+    """
+    if item.get_closest_marker("slow") is None:
+        return (yield)
+    checks = th.distributions.Distribution._validate_args
+    th.distributions.Distribution.set_default_validate_args(False)
+    try:
+        return (yield)
+    finally:
+        th.distributions.Distribution.set_default_validate_args(checks)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     try:
         return (yield)
