@@ -290,9 +290,12 @@ def test_masked_samples_stay_out_of_the_loss(device):
 
 @pytest.mark.slow
 def test_learns_cartpole_within_a_step_budget():
-    """GPG with its defaults (PPO's, and the linear baseline on these Box observations) on CartPole-v1: 30k steps, seed 0."""
+    """
+    GPG with its defaults (PPO's, and the linear baseline on these Box observations) on CartPole-v1: six rollouts of
+    2,048 steps, seed 0 (the budget was chosen on the tuning seeds 100-104, each well above the threshold there)
+    """
     model = GPG("MlpPolicy", "CartPole-v1", seed=0, device="cpu")
-    model.learn(30_000)
+    model.learn(6 * 2048)
     eval_env = make_vec_env("CartPole-v1", n_envs=1, seed=1000)
     mean_return, _ = evaluate_policy(model, eval_env, n_eval_episodes=20, deterministic=True)
     assert mean_return >= 195
