@@ -1,6 +1,7 @@
 """Smoke configurations of the benchmark scripts: they run end to end, write their outputs and resume."""
 
 import argparse
+import functools
 import gzip
 import json
 import runpy
@@ -172,9 +173,17 @@ def test_main_job_trains_evaluates_and_saves(tmp_path):
     assert (tmp_path / "model.zip").stat().st_size > 1_000
 
 
-def test_main_job_trains_on_one_torch_thread_unless_told_otherwise():
+def short_rollouts(monkeypatch):
+    """The main job's GPG with rollouts of 64 steps per env: what a test of its options checks needs no more"""
+    import sb3_gpg
+
+    monkeypatch.setattr(sb3_gpg, "GPG", functools.partial(GPG, n_steps=64, batch_size=64))
+
+
+def test_main_job_trains_on_one_torch_thread_unless_told_otherwise(monkeypatch):
     from sb3_gpg.__main__ import main
 
+    short_rollouts(monkeypatch)  # and a full rollout on two threads thrashes a busy machine
     try:
         th.set_num_threads(2)
         main(["--timesteps", "64", "--eval-episodes", "1"])
@@ -185,10 +194,13 @@ def test_main_job_trains_on_one_torch_thread_unless_told_otherwise():
         th.set_num_threads(1)
 
 
-def test_main_job_on_envpool(tmp_path):
+def test_main_job_on_envpool(monkeypatch, capsys):
     pytest.importorskip("envpool")
-    output = run("-m", "sb3_gpg", "--timesteps", "512", "--n-envs", "4", "--vec-env", "envpool", "--eval-episodes", "2",
-                 cwd=tmp_path)  # fmt: skip
+    from sb3_gpg.__main__ import main
+
+    short_rollouts(monkeypatch)
+    main(["--timesteps", "512", "--n-envs", "4", "--vec-env", "envpool", "--eval-episodes", "2"])
+    output = capsys.readouterr().out
     assert "4 env(s) (envpool)" in output and "Evaluation over 2 episodes" in output
 
 
@@ -329,7 +341,7 @@ def test_long_horizon_study_reads_borrowed_runs(tmp_path):
 
 @pytest.mark.slow
 def test_zoo_suite_runs_resumes_and_reports_a_tiny_grid(tmp_path):
-    args = [str(SCRIPTS / "zoo_suite.py"), "run", "--suite", "smoke", "--seeds", "100", "--budget", "400", "--jobs", "2",
+    args = [str(SCRIPTS / "zoo_suite.py"), "run", "--suite", "smoke", "--seeds", "100", "--budget", "512", "--jobs", "2",
             "--out", "out"]  # fmt: skip
     assert "2 runs, 0 already done, 2 to run" in run(*args, cwd=tmp_path)
     for name in ("CartPole-v1__ppo__seed100", "CartPole-v1__gpg_linear__seed100"):
@@ -362,7 +374,7 @@ def test_zoo_suite_runs_resumes_and_reports_a_tiny_grid(tmp_path):
     name = "CartPole-v1__ppo__seed100"  # RL Zoo's entry: 8 envs x 32 steps a rollout
     for steps in (0, 256):
         result = SERVER.run(*paused_args, cwd=tmp_path, timeout=600)
-        assert result.returncode != 0 and f"paused at step {steps} of 400" in result.stderr + result.stdout
+        assert result.returncode != 0 and f"paused at step {steps} of 512" in result.stderr + result.stdout
         assert not (tmp_path / "paused_out" / "runs" / name).exists()
     run(*paused_args, cwd=tmp_path)
     assert not (tmp_path / "unfinished" / name).exists()
@@ -415,15 +427,15 @@ def test_zoo_suite_keeps_the_runs_that_finish_when_one_fails(tmp_path):
     bad = Setting("bad", "gpg", ("binning:'nonsense'",))
     runs = [Run("CartPole-v1", bad, 100), Run("CartPole-v1", Setting("ppo", "ppo"), 100)]
     with pytest.raises(RuntimeError, match=r"1 of 2 runs failed:\nCartPole-v1__bad__seed100: .*binning"):
-        run_suite(runs, tmp_path, eval_seed_offset=10_000, budget=400)
+        run_suite(runs, tmp_path, eval_seed_offset=10_000, budget=512)
     assert json.loads((tmp_path / "runs" / "CartPole-v1__ppo__seed100" / "meta.json").read_text())["eval_seed"] == 10_100
     assert not (tmp_path / "runs" / "CartPole-v1__bad__seed100").exists()
     # A finished run is kept only for the grid it was run for
-    assert finished(runs[1], tmp_path, 10_000, 400)
-    with pytest.raises(ValueError, match="ran 400 steps with evaluation seed 10100, this grid asks for 800 and 10100"):
+    assert finished(runs[1], tmp_path, 10_000, 512)
+    with pytest.raises(ValueError, match="ran 512 steps with evaluation seed 10100, this grid asks for 800 and 10100"):
         finished(runs[1], tmp_path, 10_000, 800)
     with pytest.raises(ValueError, match="paused_in"):
-        run_suite(runs, tmp_path, 10_000, 400, pause_at=0.0)
+        run_suite(runs, tmp_path, 10_000, 512, pause_at=0.0)
 
 
 def test_zoo_suite_trains_every_setting_for_rl_zoo_ppo_budget():
