@@ -2,7 +2,7 @@
 The learning tests' budgets on the tuning seeds 100-104 (README.md): each seed's deterministic evaluation after
 ``STEPS`` steps of the test's settings, on one torch thread with torch's distribution checks off, as in the slow tests.
 
-    PYTHONPATH=. python benchmarks/learning_test_budgets/check.py cartpole|recurrent STEPS
+    PYTHONPATH=. python benchmarks/learning_test_budgets/check.py cartpole|recurrent|envpool-gpg|envpool-ppo STEPS
 """
 
 import sys
@@ -12,7 +12,7 @@ import torch as th
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.evaluation import evaluate_policy
 
-from sb3_gpg import GPG, RecurrentGPG
+from sb3_gpg import GPG, RecurrentGPG, make_envpool_env
 
 
 def main(which: str, steps: int) -> None:
@@ -23,6 +23,14 @@ def main(which: str, steps: int) -> None:
         if which == "cartpole":  # tests/test_gpg.py::test_learns_cartpole_within_a_step_budget
             model = GPG("MlpPolicy", "CartPole-v1", seed=seed, device="cpu").learn(steps)
             eval_env, n_episodes = make_vec_env("CartPole-v1", n_envs=1, seed=1000 + seed), 20
+        elif which.startswith("envpool"):  # tests/test_envpool.py::test_learns_cartpole_through_envpool
+            from stable_baselines3 import PPO
+
+            env = make_envpool_env("CartPole-v1", n_envs=8, seed=seed, num_threads=1)
+            algo = GPG if which == "envpool-gpg" else PPO
+            settings = dict(n_steps=128, batch_size=256, n_epochs=4, learning_rate=1e-3, seed=seed, device="cpu")
+            model = algo("MlpPolicy", env, **settings).learn(steps)
+            eval_env, n_episodes = make_envpool_env("CartPole-v1", n_envs=1, seed=100 + seed), 10
         else:  # tests/test_gpg_recurrent.py::test_learns_cartpole_without_velocities
             from rl_zoo3 import import_envs  # noqa: F401 (registers CartPoleNoVel-v1)
 
