@@ -170,11 +170,15 @@ def test_missing_envpool_names_the_extra(monkeypatch):
         EnvPoolVecEnv("CartPole-v1")
 
 
+# The learning test's settings (benchmarks/learning_test_budgets/check.py trains with them on the tuning seeds)
+THROUGH_ENVPOOL = dict(n_steps=128, batch_size=256, n_epochs=4, learning_rate=1e-3, device="cpu")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("algo", [GPG, PPO], ids=["GPG", "PPO"])
 def test_learns_cartpole_through_envpool(algo):
     env = make_envpool_env("CartPole-v1", n_envs=8, seed=0, num_threads=1)
-    model = algo("MlpPolicy", env, n_steps=128, batch_size=256, n_epochs=4, learning_rate=1e-3, seed=0, device="cpu")
+    model = algo("MlpPolicy", env, seed=0, **THROUGH_ENVPOOL)
     model.learn(16 * 1024)  # sixteen rollouts: chosen on the tuning seeds 100-104 (benchmarks/learning_test_budgets)
     eval_env = make_envpool_env("CartPole-v1", n_envs=1, seed=100)
     mean_return, _ = evaluate_policy(model, eval_env, n_eval_episodes=10, deterministic=True)

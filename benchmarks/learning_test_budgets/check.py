@@ -26,10 +26,11 @@ def main(which: str, steps: int) -> None:
         elif which.startswith("envpool"):  # tests/test_envpool.py::test_learns_cartpole_through_envpool
             from stable_baselines3 import PPO
 
+            from tests.test_envpool import THROUGH_ENVPOOL
+
             env = make_envpool_env("CartPole-v1", n_envs=8, seed=seed, num_threads=1)
             algo = GPG if which == "envpool-gpg" else PPO
-            settings = dict(n_steps=128, batch_size=256, n_epochs=4, learning_rate=1e-3, seed=seed, device="cpu")
-            model = algo("MlpPolicy", env, **settings).learn(steps)
+            model = algo("MlpPolicy", env, seed=seed, **THROUGH_ENVPOOL).learn(steps)
             eval_env, n_episodes = make_envpool_env("CartPole-v1", n_envs=1, seed=100 + seed), 10
         else:  # tests/test_gpg_recurrent.py::test_learns_cartpole_without_velocities
             from rl_zoo3 import import_envs  # noqa: F401 (registers CartPoleNoVel-v1)
