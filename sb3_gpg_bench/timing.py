@@ -39,6 +39,16 @@ Found = dict[tuple[str, str], dict[int, Path]]  # per (task, setting name), the 
 Curves = dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]]
 
 
+def proc_stat(pid: str) -> list[str]:
+    """
+    :param pid: a process id, as ``/proc`` names it
+    :return: the fields of its ``/proc/<pid>/stat`` after its name (state, ppid, ...: fields 3 on of proc(5)); the name
+        may hold spaces or parentheses, so the fields start after the last ")"
+    :raises OSError: where the process is gone, or ``/proc`` has no such entry
+    """
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def trainings_beside(own: int) -> int | None:
     """
     :param own: the process id of the run itself, not counted
@@ -52,8 +62,7 @@ def trainings_beside(own: int) -> int | None:
         try:
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             if entry.name.isdigit() and any(marker in command for marker in TRAINING_MARKERS):
-                # stat: "pid (name) state ppid ...", and the name may hold spaces or parentheses
-                parents[entry.name] = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+                parents[entry.name] = proc_stat(entry.name)[1]
         except OSError:  # gone since listed, or not a process
             continue
     return sum(pid != str(own) and parent not in parents for pid, parent in parents.items())

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from sb3_gpg_bench.timing import proc_stat
+
 _ROWS: list[tuple[str, float, float]] = []
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -30,10 +32,10 @@ def _tree_cpu() -> float:
         if not name.isdigit():
             continue
         try:
-            fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+            fields = proc_stat(name)
         except OSError:  # gone since the listing
             continue
-        # after the name: state, ppid, ..., utime, stime, cutime, cstime (fields 14-17 of proc(5))
+        # state, ppid, ..., utime, stime, cutime, cstime (fields 14-17 of proc(5))
         parents[int(name)], ticks[int(name)] = int(fields[1]), sum(int(value) for value in fields[11:15])
     children = collections.defaultdict(list)
     for pid, parent in parents.items():
