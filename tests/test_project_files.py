@@ -302,14 +302,15 @@ def test_rl_zoo_guide_quotes_the_zoo_suites_committed_tables():
 
 def test_docs_index_quotes_the_headline_figures():
     figures, index = suite_figures(), flat((ROOT / "docs" / "index.rst").read_text())
-    # the swap: the current default over its six tuning seeds (the sound default's README)
-    swap_iqm = re.search(r"final evaluations, gpg_swap_sound: (\S+ \[\S+ \S+\])", sound_section("All six seeds")).group(1)
+    # the swap: the current default on the fresh seeds (their report's aggregate)
+    swap_iqm = fresh_seed_figures()["iqm"]
     quoted = [
         f"IQM of PPO-normalised final scores {figures['iqm']}",
         f"behind on HalfCheetah, {figures['tasks']['HalfCheetah-v5']['final']}",
         f"{swap_iqm} over seventeen tasks",
     ]
     assert not [sentence for sentence in quoted if sentence not in index], quoted
+    assert f"on fresh seeds an IQM of {swap_iqm} of PPO's score" in flat((ROOT / "README.md").read_text()), swap_iqm
 
 
 # The guides that teach a new user: what to do, what to expect, what to do when it does not work; the evidence is in
@@ -324,8 +325,9 @@ def test_short_guides_stay_short(name):
     assert words < GUIDE_WORD_LIMIT, f"docs/guide/{name} has {words} words: move the evidence to benchmarks/"
 
 
-# The swap guide's table: what a one-word swap gets, from the swap suite's committed READMEs
+# The swap guide's table: what a one-word swap gets, from the fresh seeds' report and every committed run
 SWAP = ROOT / "benchmarks" / "swap"
+FRESH = SWAP / "fresh_seeds"
 SWAP_GUIDE = ROOT / "docs" / "guide" / "swap_ppo.rst"
 
 
@@ -336,7 +338,7 @@ def simple_table(text: str) -> dict[str, list[str]]:
 
 
 def swap_guide_table() -> dict[str, list[str]]:
-    """:return: per task, the cells of the swap guide's table after the task (PPO, previous default, current default)"""
+    """:return: per task, the cells of the swap guide's table after the task (PPO, GPG, of PPO, all runs)"""
     return simple_table(SWAP_GUIDE.read_text().split("What to expect\n", 1)[1].split("\n\n\n", 1)[0])
 
 
@@ -345,28 +347,41 @@ def sound_section(heading: str) -> str:
     return (SWAP / "sound_default" / "README.md").read_text().split(f"\n## {heading}", 1)[1].split("\n## ", 1)[0]
 
 
-def test_swap_guide_quotes_the_swap_suites_committed_tables():
+def fresh_seed_figures() -> dict:
+    """
+    :return: what the docs quote of the swap on its fresh seeds (the report's ``table.md`` and ``aggregate.md`` in
+        benchmarks/swap/fresh_seeds) and over every committed run (benchmarks/swap/diagnosis/stability/README.md): per
+        task PPO's and GPG's final evaluation (mean ± std), GPG's PPO-normalised mean and its fraction of PPO over
+        every run; GPG's IQM of PPO-normalised final scores and the probability that it improves on PPO
+    """
+    setting = "gpg_swap_lambda_default"
+    scores = {(cells[0], cells[1]): cells[3] for cells in markdown_rows((FRESH / "table.md").read_text())[1:]}
+    per_task, totals = (FRESH / "aggregate.md").read_text().split("\nAcross ", 1)
+    rows = markdown_rows(per_task)
+    column = rows[0].index(f"{setting} (final; last five)")
+    # the suite's tasks that ran (FrozenLake-v1 did not: its row is empty)
+    normalised = {cells[0]: cells[column].split(" ± ")[0] for cells in rows[1:] if cells[column]}
+    stability = markdown_rows((SWAP / "diagnosis" / "stability" / "README.md").read_text())[1:]
+    every_run = {re.sub(r"^\[(\S+)\]\(\S+\)$", r"\1", cells[0]): cells[2] for cells in stability}
+    tasks = {
+        task: {"ppo": scores[(task, "ppo")], "gpg": scores[(task, setting)], "of_ppo": of_ppo, "every_run": every_run[task]}
+        for task, of_ppo in normalised.items()
+    }
+    aggregate = {cells[0]: cells for cells in markdown_rows(totals)}[setting]
+    return {"tasks": tasks, "iqm": aggregate[2], "improves": aggregate[4]}
+
+
+def test_swap_guide_quotes_the_fresh_seeds_and_every_committed_run():
+    figures = fresh_seed_figures()
+    quoted = {task: [row["ppo"], row["gpg"], row["of_ppo"], row["every_run"]] for task, row in figures["tasks"].items()}
+    assert len(quoted) == 17, sorted(quoted)
     table = swap_guide_table()
-    assert table == simple_table(sound_section("The swap guide's table")), (
-        "docs/guide/swap_ppo.rst's table no longer quotes benchmarks/swap/sound_default/README.md's (rule.py --guide): "
-        "update it, and its sentence on the IQMs"
+    differ = [task for task in quoted if table.get(task) != quoted[task]]
+    assert table == quoted, (
+        "docs/guide/swap_ppo.rst's table no longer quotes benchmarks/swap/fresh_seeds (table.md, aggregate.md) and "
+        f"benchmarks/swap/diagnosis/stability/README.md: update it: {differ}"
     )
-    # its columns are the committed tables': PPO and the previous default over six seeds (the swap README's "All six
-    # seeds"), and the current default's mean over them (the sound default's six-seed rule table)
-    six_seeds = markdown_rows((SWAP / "README.md").read_text().split("All six seeds:", 1)[1].split("\n\n", 2)[1])
-    header, six_seeds = six_seeds[0], {cells[0]: cells for cells in six_seeds[1:]}
-    ppo, previous = header.index("PPO (seeds 100-101)"), header.index("candidate")
-    six_seed_section = sound_section("All six seeds")
-    sound_rows = next(rows for rows in map(markdown_rows, six_seed_section.split("\n\n")) if rows and "difference" in rows[0])
-    current = sound_rows[0].index("sound default")
-    sound_default = {cells[0]: cells[current] for cells in sound_rows[1:]}
-    assert table.keys() == six_seeds.keys() == sound_default.keys(), (sorted(table), sorted(six_seeds))
-    quoted = {task: [cells[ppo], cells[previous], sound_default[task]] for task, cells in six_seeds.items()}
-    shown = {task: [*cells[:2], cells[2].split(" ± ")[0]] for task, cells in table.items()}
-    assert shown == quoted, {task: (shown[task], quoted[task]) for task in table if shown[task] != quoted[task]}
-    iqms = dict(re.findall(r"IQM of PPO-normalised final evaluations, (\S+): (\S+ \[\S+ \S+\])", six_seed_section))
-    page = flat(SWAP_GUIDE.read_text())
-    assert f"IQM {iqms['gpg_swap_sound']} against the previous default's {iqms['gpg_swap_memory_recency0.8']}" in page, iqms
+    assert f"GPG's IQM is {figures['iqm']} of PPO's" in flat(SWAP_GUIDE.read_text()), figures["iqm"]
 
 
 def list_table_rows(text: str) -> list[list[str]]:
@@ -388,11 +403,16 @@ def test_estimator_guide_quotes_the_swap_suites_committed_iqms():
                     for name in ("GPG_SWAP", "GPG_SWAP_LINEAR"))  # fmt: skip
     memory, alone = re.search(rf"All six seeds .*?Its IQM is {interval} against {interval}", readme).groups()
     iqms = dict(re.findall(rf"IQM of PPO-normalised final evaluations, (\S+): {interval}", sound_section("All six seeds")))
+    # the lambda-returns target over the same six seeds (its rule's verdict), then on the fresh seeds
+    target = re.search(
+        rf"its IQM of PPO-normalised final evaluations, {interval}", flat((SWAP / "lambda_target" / "README.md").read_text())
+    ).group(1)
     expected = {
-        "Time bins": [bins, ""],
-        "Linear, each rollout alone": [linear, alone],
-        "Linear with memory": ["", memory],
-        "The current default": ["", iqms["gpg_swap_sound"]],
+        "Time bins": [bins, "", ""],
+        "Linear, each rollout alone": [linear, alone, ""],
+        "Linear with memory": ["", memory, ""],
+        "The sound default": ["", iqms["gpg_swap_sound"], ""],
+        "The current default": ["", target, fresh_seed_figures()["iqm"]],
     }
     rows = list_table_rows(page.split("What to expect\n", 1)[1].split("\n\n\n", 1)[0])[1:]
     shown = {label: row[1:] for row in rows for label in expected if row[0].startswith(label)}
