@@ -1,15 +1,14 @@
 """
 How much of a fresh-seed gap is the task's own variance: every committed run of a task with the adopted default's
-settings (its six tuning seeds, ``../lambda_target``'s or, where the entry's lambda is 1, ``../sound_default``'s,
-and the fresh seeds 108-109) and with
-rl_zoo3's PPO entry (every committed run whose ``config.yml`` and evaluations, their number and episodes, equal the
-fresh-seed PPO runs': one per seed, the swap suite's own where a seed ran in several suites), read from the committed
-logs; nothing is trained. Per run: the final evaluation, the mean of the last five, the mean of the second half's
-evaluations, the share of evaluation episodes that last the task's time limit by quarter of training, and from the
-training log (where the run kept one) the second half's approximate KL and clip fraction, the policy's std at the end
-and the training episodes' length over the last tenth. Writes ``stability/<task>.md`` and ``stability/<task>.png``
-(each run's evaluations, and the two algorithms' means over their runs) for every task whose fresh seeds are complete,
-and ``stability/README.md``, the means of every task as PPO's fraction.
+settings (its six tuning seeds, ``../lambda_target``'s or, where the entry's lambda is 1, ``../sound_default``'s, and
+the fresh seeds 108-109) and with rl_zoo3's PPO entry (one committed run per seed with the fresh-seed PPO runs' entry,
+budget, evaluation steps, episodes and evaluation seed, the swap suite's own where a seed ran in several suites), read
+from the committed logs; nothing is trained. Per run: the final evaluation, the mean of the last five, the mean of the
+second half's evaluations, the share of evaluation episodes that last the task's time limit by quarter of training,
+and from the training log (where the run kept one) the second half's approximate KL and clip fraction, the policy's
+std at the end and the training episodes' length over the last tenth. Writes ``stability/<task>.md`` and
+``stability/<task>.png`` (each run's evaluations, and the two algorithms' means over their runs) for every task whose
+fresh seeds are complete, and ``stability/README.md``, the means of every task as PPO's fraction.
 
     python benchmarks/swap/diagnosis/stability.py
 """
@@ -27,23 +26,21 @@ from sb3_gpg_bench.timing import evaluations, meta
 
 BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
 OUT = Path(__file__).parent / "stability"
-FRESH = BENCHMARKS / "swap" / "fresh_seeds" / "runs"
+FRESH = swap_rules.SWAP / "fresh_seeds"
 # the adopted default's settings on the tuning seeds: the lambda target's runs, or the sound default's where the
 # entry's lambda is 1 (the lambda target's README: there the two train alike, and only the sound default's ran)
-GPG_TUNING = (
-    (BENCHMARKS / "swap" / "lambda_target" / "runs", "gpg_swap_lambda"),
-    (BENCHMARKS / "swap" / "sound_default" / "runs", "gpg_swap_sound"),
-)
+GPG_TUNING = ((swap_rules.SWAP / "lambda_target", "gpg_swap_lambda"), (swap_rules.SOUND, "gpg_swap_sound"))
 FRESH_SEEDS = (108, 109)
+SETTINGS = ("ppo", "gpg_swap_lambda_default")
 COLUMNS = ("seed", "in", "final", "last five", "second half", "at the time limit, by quarter", "KL, 2nd half", "clip fraction",
            "std at end", "episode length, last tenth")  # fmt: skip
 
 
 def gpg_runs(task: str) -> list[Path]:
     """:return: the committed runs of ``task`` with the adopted default's settings, tuning seeds first"""
-    runs = [FRESH / f"{task}__gpg_swap_lambda_default__seed{seed}" for seed in FRESH_SEEDS]
-    for folder, setting in GPG_TUNING:
-        tuning = [folder / f"{task}__{setting}__seed{seed}" for seed in swap_rules.SIX_SEEDS]
+    runs = [swap_rules.run(FRESH, task, SETTINGS[1], seed) for seed in FRESH_SEEDS]
+    for root, setting in GPG_TUNING:
+        tuning = [swap_rules.run(root, task, setting, seed) for seed in swap_rules.SIX_SEEDS]
         if all(run.exists() for run in tuning):
             return tuning + runs
     return runs
@@ -68,7 +65,7 @@ def evaluated_alike(run: Path, reference: Path) -> bool:
 
 def ppo_runs(task: str) -> list[Path]:
     """:return: one committed PPO run per seed evaluated as the fresh-seed runs are, fresh seeds last"""
-    reference = FRESH / f"{task}__ppo__seed{FRESH_SEEDS[0]}"
+    reference = swap_rules.run(FRESH, task, SETTINGS[0], FRESH_SEEDS[0])
     by_seed: dict[int, Path] = {}
     # the swap suite's own runs first where a seed ran in several suites
     for run in sorted(BENCHMARKS.glob(f"**/runs/{task}__ppo__seed*"), key=lambda run: ("swap" not in run.parts, run)):
@@ -98,12 +95,13 @@ def row(run: Path, limit: int) -> list[str]:
     return [*cells, logged(log, "rollout/ep_len_mean", 0.1, "{:.0f}")]
 
 
-def report(task: str) -> list[float]:
+def report(task: str) -> tuple[list[float], str]:
     """
     Writes ``task``'s page and figure.
 
     :param task: a task whose fresh seeds are complete for both algorithms
-    :return: GPG's means over its runs (final, last five, second half) as fractions of PPO's over random play's
+    :return: GPG's means over its runs (final, last five, second half) as fractions of PPO's over random play's, and
+        the number of runs of each, "GPG / PPO"
     """
     limit = gym.spec(task).max_episode_steps
     lines = [f"# {task}: every committed run with the adopted default's settings and with PPO's entry", ""]
@@ -111,7 +109,8 @@ def report(task: str) -> list[float]:
               "the task allows.", ""]  # fmt: skip
     means = {}
     figure, axis = plt.subplots(figsize=(7, 4))
-    for name, runs, colour in (("GPG", gpg_runs(task), "tab:blue"), ("PPO", ppo_runs(task), "tab:orange")):
+    found = {"GPG": gpg_runs(task), "PPO": ppo_runs(task)}
+    for (name, runs), colour in zip(found.items(), ("tab:blue", "tab:orange"), strict=True):
         lines += [f"## {name} ({len(runs)} runs)", "", "| " + " | ".join(COLUMNS) + " |", "|---" * len(COLUMNS) + "|"]
         lines += ["| " + " | ".join(row(run, limit)) + " |" for run in runs]
         steps = evaluations(runs[0])[0]
@@ -134,7 +133,7 @@ def report(task: str) -> list[float]:
     figure.savefig(OUT / f"{task}.png", dpi=72)
     plt.close(figure)
     (OUT / f"{task}.md").write_text("\n".join(lines) + "\n")
-    return fractions
+    return fractions, " / ".join(str(len(runs)) for runs in found.values())
 
 
 def main() -> None:
@@ -143,11 +142,9 @@ def main() -> None:
               "and with PPO's entry, GPG's as a fraction of PPO's over random play's (a page per task beside this one).",
               ""]  # fmt: skip
     lines += ["| task | runs, GPG / PPO | final | last five | second half |", "|---|---|---|---|---|"]
-    for task in sorted({run.name.split("__")[0] for run in FRESH.glob("*__seed*")}):
-        settings = ("ppo", "gpg_swap_lambda_default")
-        if all((FRESH / f"{task}__{setting}__seed{seed}").exists() for setting in settings for seed in FRESH_SEEDS):
-            fractions = report(task)
-            runs = f"{len(gpg_runs(task))} / {len(ppo_runs(task))}"
+    for task in sorted({run.name.split("__")[0] for run in (FRESH / "runs").glob("*__seed*")}):
+        if all(swap_rules.run(FRESH, task, setting, seed).exists() for setting in SETTINGS for seed in FRESH_SEEDS):
+            fractions, runs = report(task)
             lines.append(f"| [{task}]({task}.md) | {runs} | " + " | ".join(f"{x:.2f}" for x in fractions) + " |")
     (OUT / "README.md").write_text("\n".join(lines) + "\n")
 
