@@ -19,10 +19,12 @@ together they weigh at most as much as the current rollout's samples in the fit.
 Pure array code; nothing here knows of Stable-Baselines3.
 """
 
+import copy
 from collections import deque
 from typing import NamedTuple
 
 import numpy as np
+import torch as th
 
 # The features' column that is constant 1 (``fitted_baselines.linear_features``): its products are the sums
 CONSTANT = 0
@@ -174,65 +176,114 @@ class BaselineMemory:
         return [weight * scale for weight in raw]
 
 
-def solve(
-    current: Equations | None,
-    remembered: list[tuple[float, Equations]],
-    completion: Fit | None,
-    ridge: float,
-    size: int,
-) -> np.ndarray | None:
+class System:
     """
-    The ridge fit on the current samples (weight 1) and the remembered ones, each remembered rollout with an intercept
-    of its own; under lambda-returns, the fixed point: the fit of the lambda-returns over its own values.
+    The normal equations of a ridge fit on the current samples (weight 1) and the remembered ones, each remembered
+    rollout with an intercept of its own (the columns after the features), assembled once over all the features so
+    that every size of fit (the first ``size`` columns and the intercepts) and every completion of the cut returns
+    reads a slice of them.
 
-    :param current: the current rollout's samples fitted on, or None
     :param remembered: (weight, equations) of each remembered rollout
-    :param completion: the fit that completes the cut returns, or None to keep them cut
-    :param ridge: the penalty per sample on a standardised coefficient
-    :param size: the features fitted on: the first ``size`` columns
-    :return: the coefficients of the current rollout's features (the remembered intercepts left out); None where there
-        is no sample
     """
-    parts = ([(1.0, current)] if current is not None and current.n_samples else []) + [
-        (weight, rollout) for weight, rollout in remembered if rollout.n_samples
-    ]
-    if not parts:
-        return None
-    n_effects = len(parts) - (current is not None and current.n_samples > 0)
-    total = size + n_effects
-    gram, moments = np.zeros((total, total)), np.zeros(total)
-    # under lambda-returns, the targets' products with the features that the fit's own values make (Equations.cross)
-    coupling = np.zeros((total, total))
-    effect = size
-    for weight, rollout in parts:
-        block_gram, block_moments = weight * rollout.gram[:size, :size], weight * rollout.moments(completion, size)
-        gram[:size, :size] += block_gram
-        moments[:size] += block_moments
-        block_cross = None if rollout.cross is None else weight * rollout.cross[:size, :size]
-        if block_cross is not None:
-            coupling[:size, :size] += block_cross
-        if rollout is not current:
+
+    def __init__(self, remembered: list[tuple[float, Equations]]):
+        self.current: Equations | None = None
+        self.remembered = [(weight, rollout) for weight, rollout in remembered if rollout.n_samples]
+        self.n_features = len(self.remembered[0][1].partial) if self.remembered else 0
+        n_features, total = self.n_features, self.n_features + len(self.remembered)
+        self.gram = np.zeros((total, total))
+        # under lambda-returns, the targets' products with the features that the fit's own values make (Equations.cross)
+        self.coupling: np.ndarray | None = None
+        for effect, (weight, rollout) in enumerate(self.remembered, start=n_features):
             # the rollout's intercept: its indicator's products are the rollout's sums (the constant's products); its
             # values, its next states' too, carry it
-            gram[effect, :size] = gram[:size, effect] = block_gram[CONSTANT]
-            gram[effect, effect] = block_gram[CONSTANT, CONSTANT]
-            moments[effect] = block_moments[CONSTANT]
-            if block_cross is not None:
-                coupling[effect, :size], coupling[:size, effect] = block_cross[CONSTANT], block_cross[:, CONSTANT]
-                coupling[effect, effect] = block_cross[CONSTANT, CONSTANT]
-            effect += 1
-    count = gram[CONSTANT, CONSTANT]
-    means = gram[CONSTANT] / count
-    variances = np.maximum(np.diag(gram) / count - means**2, 0.0)
-    # a column of constant values is penalised as the least varying one that varies, so that the system stays regular
-    floor = variances[variances > 1e-12 * variances.max()].min() if variances.max() > 0 else 1.0
-    penalty = ridge * count * np.maximum(variances, floor)
-    penalty[CONSTANT] = ridge * count * 1e-12
-    gram[np.diag_indices(total)] += penalty
-    # the fit whose own targets it fits: (X^T X + penalty) w = X^T R + cross w
-    gram -= coupling
-    try:
-        coefficients = np.linalg.solve(gram, moments)
-    except np.linalg.LinAlgError:
-        coefficients = np.linalg.lstsq(gram, moments, rcond=None)[0]
-    return coefficients[:size]
+            block_gram = weight * rollout.gram
+            self.gram[:n_features, :n_features] += block_gram
+            self.gram[effect, :n_features] = self.gram[:n_features, effect] = block_gram[CONSTANT]
+            self.gram[effect, effect] = block_gram[CONSTANT, CONSTANT]
+            if rollout.cross is not None:
+                block_cross = weight * rollout.cross
+                if self.coupling is None:
+                    self.coupling = np.zeros((total, total))
+                self.coupling[:n_features, :n_features] += block_cross
+                self.coupling[effect, :n_features] = block_cross[CONSTANT]
+                self.coupling[:n_features, effect] = block_cross[:, CONSTANT]
+                self.coupling[effect, effect] = block_cross[CONSTANT, CONSTANT]
+        self._moments: tuple[Fit | None, np.ndarray] | None = None
+        self._factors: dict[tuple[int, float], tuple[np.ndarray, tuple[th.Tensor, th.Tensor] | None]] = {}
+
+    def plus(self, current: Equations | None) -> "System":
+        """:return: the system of these remembered rollouts and the current rollout's samples ``current`` (or none)"""
+        assert self.current is None, "one current rollout"
+        system = copy.copy(self)
+        system._moments, system._factors = None, {}
+        if current is None or not current.n_samples:
+            return system
+        system.current, system.n_features = current, len(current.partial)
+        n_features, total = system.n_features, system.n_features + len(self.remembered)
+        system.gram = np.zeros((total, total)) if not self.remembered else self.gram.copy()
+        system.gram[:n_features, :n_features] += current.gram
+        if current.cross is not None:
+            system.coupling = np.zeros((total, total)) if self.coupling is None else self.coupling.copy()
+            system.coupling[:n_features, :n_features] += current.cross
+        return system
+
+    def moments(self, completion: Fit | None) -> np.ndarray:
+        """:return: the products of every column with the returns, cut ones completed by ``completion`` (kept, None)"""
+        if self._moments is None or self._moments[0] is not completion:
+            moments = np.zeros(len(self.gram))
+            if self.current is not None:
+                moments[: self.n_features] += self.current.moments(completion, self.n_features)
+            for index, (weight, rollout) in enumerate(self.remembered):
+                block = weight * rollout.moments(completion, self.n_features)
+                moments[: self.n_features] += block
+                moments[self.n_features + index] = block[CONSTANT]
+            self._moments = (completion, moments)
+        return self._moments[1]
+
+    def solve(self, completion: Fit | None, ridge: float, size: int) -> np.ndarray | None:
+        """
+        The ridge fit of the first ``size`` features; under lambda-returns, the fixed point: the fit of the
+        lambda-returns over its own values.
+
+        :param completion: the fit that completes the cut returns, or None to keep them cut
+        :param ridge: the penalty per sample on a standardised coefficient
+        :param size: the features fitted on: the first ``size`` columns
+        :return: the coefficients of the current rollout's features (the remembered intercepts left out); None where
+            there is no sample
+        """
+        if not len(self.gram):
+            return None
+        if (size, ridge) not in self._factors:
+            self._factors[size, ridge] = self._factor(ridge, size)
+        columns, factor = self._factors[size, ridge]
+        moments = th.from_numpy(self.moments(completion)[columns])
+        if factor is None:  # singular: the least-squares solution
+            return np.linalg.lstsq(self._matrix(columns, ridge), moments.numpy(), rcond=None)[0][:size]
+        return th.linalg.lu_solve(*factor, moments[:, None])[:size, 0].numpy()
+
+    def _factor(self, ridge: float, size: int) -> tuple[np.ndarray, tuple[th.Tensor, th.Tensor] | None]:
+        """
+        :return: the columns of a fit of the first ``size`` features (and the intercepts), and the LU factors of its
+            matrix (by torch: faster than NumPy's solve at these sizes; one factorisation for every completion the value
+            iteration solves with), None where it is singular
+        """
+        columns = np.r_[0:size, self.n_features : len(self.gram)]
+        lu, pivots, info = th.linalg.lu_factor_ex(th.from_numpy(self._matrix(columns, ridge)))
+        return columns, (lu, pivots) if int(info) == 0 else None
+
+    def _matrix(self, columns: np.ndarray, ridge: float) -> np.ndarray:
+        """:return: the system's matrix on ``columns``: the Gram matrix, penalised, less the coupling"""
+        gram = self.gram[np.ix_(columns, columns)]
+        count = gram[CONSTANT, CONSTANT]
+        means = gram[CONSTANT] / count
+        variances = np.maximum(np.diag(gram) / count - means**2, 0.0)
+        # a column of constant values is penalised as the least varying one that varies, so that the system stays regular
+        floor = variances[variances > 1e-12 * variances.max()].min() if variances.max() > 0 else 1.0
+        penalty = ridge * count * np.maximum(variances, floor)
+        penalty[CONSTANT] = ridge * count * 1e-12
+        gram[np.diag_indices(len(columns))] += penalty
+        if self.coupling is not None:
+            # the fit whose own targets it fits: (X^T X + penalty) w = X^T R + cross w
+            gram -= self.coupling[np.ix_(columns, columns)]
+        return gram

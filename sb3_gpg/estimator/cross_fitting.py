@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sb3_gpg.estimator.baseline_memory import BASE_FEATURES, VALUE_ITERATIONS, BaselineMemory, Equations, Fit, solve
+from sb3_gpg.estimator.baseline_memory import BASE_FEATURES, VALUE_ITERATIONS, BaselineMemory, Equations, Fit, System
 from sb3_gpg.estimator.fitted_baselines import knn_mean, standardise
 from sb3_gpg.estimator.lambda_targets import LambdaTerms
 
@@ -168,47 +168,41 @@ def _linear_fold(
     :return: the own samples' baselines, each env's value after the rollout, whether there is one, and the fit
     """
     ridge, recency = kwargs["ridge"], kwargs["recency"]
-    current = halves[0].plus(halves[1]) if train.any() else None
     remembered: list[tuple[float, Equations]] = []
     if history is not None and len(history):
         remembered = list(zip(history.weights(recency, int(train.sum())), history.rollouts, strict=True))
+    # the remembered rollouts' equations, assembled once for every fit of the fold
+    memory = System(remembered)
     completion = None
     if bootstrap:
         completion = history.last_fit if history is not None and remembered else None
         complete = train & (samples.discounts == 0)
         if completion is None and (complete.any() or remembered):
             # where to start: the other folds' complete returns, and the remembered rollouts' returns as far as they saw
-            completion = _fit(samples, complete, _equations(samples, complete), remembered, None, ridge, BASE_FEATURES)
+            start = memory.plus(_equations(samples, complete))
+            completion = _fit(start, None, ridge, BASE_FEATURES, _targets(samples, complete, None))
+    system = memory.plus(halves[0].plus(halves[1]) if train.any() else None)
     size = samples.features.shape[1]
     if kwargs["choose_size"]:
-        size = _chosen_size(samples, train, halves, remembered, completion, ridge)
-    fit = _fit(samples, train, current, remembered, completion, ridge, size)
+        size = _chosen_size(samples, train, halves, memory, completion, ridge)
+    fit = _fit(system, completion, ridge, size, _targets(samples, train, completion))
     for _ in range(VALUE_ITERATIONS if completion is not None else 0):
         completion = fit
-        fit = _fit(samples, train, current, remembered, completion, ridge, size)
+        fit = _fit(system, completion, ridge, size, _targets(samples, train, completion))
     values = fit.values(samples.cut_features) if completion is not None else np.zeros(len(samples.cut_features))
     return fit.values(samples.features[own]), values, completion is not None, fit
 
 
-def _fit(
-    samples: Samples,
-    rows: np.ndarray,
-    current: Equations | None,
-    remembered: list[tuple[float, Equations]],
-    completion: Fit | None,
-    ridge: float,
-    size: int,
-) -> Fit:
+def _fit(system: System, completion: Fit | None, ridge: float, size: int, targets: np.ndarray) -> Fit:
     """
-    :param rows: the current samples fitted on (``current`` their statistics)
-    :return: the ridge fit (``solve``) with the range of the returns it was fitted on: the current samples' as
-        completed, and the remembered ones'
+    :param targets: the returns of the current samples fitted on, as completed
+    :return: the ridge fit (``System.solve``) with the range of the returns it was fitted on: the current samples'
+        as completed, and the remembered ones'
     """
-    coefficients = solve(current, remembered, completion, ridge, size)
+    coefficients = system.solve(completion, ridge, size)
     assert coefficients is not None, "a fit has current samples or a memory"
-    targets = _targets(samples, rows, completion)
-    low = min([float(targets.min(initial=np.inf)), *(rollout.low for _, rollout in remembered)])
-    high = max([float(targets.max(initial=-np.inf)), *(rollout.high for _, rollout in remembered)])
+    low = min([float(targets.min(initial=np.inf)), *(rollout.low for _, rollout in system.remembered)])
+    high = max([float(targets.max(initial=-np.inf)), *(rollout.high for _, rollout in system.remembered)])
     return Fit(coefficients, low, high)
 
 
@@ -224,12 +218,13 @@ def _chosen_size(
     samples: Samples,
     train: np.ndarray,
     halves: list[Equations],
-    remembered: list[tuple[float, Equations]],
+    memory: System,
     completion: Fit | None,
     ridge: float,
 ) -> int:
     """
     :param halves: the statistics of the two halves of the training trajectories
+    :param memory: the remembered rollouts' equations
     :return: the size of fit (``CANDIDATE_SIZES``, and all the features) whose fit on one half and the memory predicts
         the other half best, summed over both ways; with no two halves to choose on (a training set of one
         trajectory), all the features where there is a memory (a rollout of long episodes, whose fit rests on it),
@@ -237,16 +232,17 @@ def _chosen_size(
     """
     n_features = samples.features.shape[1]
     if not (halves[0].n_samples and halves[1].n_samples):
-        return n_features if remembered else BASE_FEATURES
+        return n_features if memory.remembered else BASE_FEATURES
     sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)})
     # each half's rows, features and targets once, for every size
     split = [train & (samples.halves == half) for half in (0, 1)]
     held_out = [(samples.features[rows], _targets(samples, rows, completion)) for rows in split]
+    systems = [memory.plus(halves[half]) for half in (0, 1)]
     errors = []
     for size in sizes:
         error = 0.0
         for half in (0, 1):
-            fit = _fit(samples, split[1 - half], halves[1 - half], remembered, completion, ridge, size)
+            fit = _fit(systems[1 - half], completion, ridge, size, held_out[1 - half][1])
             features, targets = held_out[half]
             error += float(np.sum((fit.values(features) - targets) ** 2))
         errors.append(error)

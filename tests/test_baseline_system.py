@@ -1,0 +1,71 @@
+"""
+The linear baseline's normal equations (``baseline_memory.System``), assembled once and read by every size of fit and
+every completion: each fit against weighted ridge regression written out on the samples themselves.
+"""
+
+import numpy as np
+import pytest
+
+from sb3_gpg.estimator.baseline_memory import Equations, Fit, System
+
+N_FEATURES, N_ENVS, RIDGE = 7, 3, 1e-3
+
+
+def rollout(rng, n_samples, cross=False):
+    """:return: a rollout's equations and what they were made of: features (constant first), returns, cut parts"""
+    features = np.concatenate([np.ones((n_samples, 1)), rng.normal(size=(n_samples, N_FEATURES - 1))], axis=1)
+    returns = rng.normal(size=n_samples)
+    envs = np.sort(rng.integers(0, N_ENVS, n_samples))
+    discounts = np.where(rng.random(n_samples) < 0.3, 0.9, 0.0)
+    cut_states = np.concatenate([np.ones((N_ENVS, 1)), rng.normal(size=(N_ENVS, N_FEATURES - 1))], axis=1)
+    coupling = 0.1 * features.T @ rng.normal(size=(n_samples, N_FEATURES)) if cross else None
+    equations = Equations.of(features, returns, discounts, envs, cut_states, returns, coupling)
+    return equations, (features, returns, discounts, envs, cut_states)
+
+
+def written_out(current, remembered, completion, size):
+    """
+    :return: the ridge fit on the samples themselves: a design of the first ``size`` features and one indicator per
+        remembered rollout, rows weighted, each column penalised by ridge x count x its variance, the constant by
+        1e-12 of that; cut returns completed by ``completion``
+    """
+    rows, targets, weights = [], [], []
+    parts = [(1.0, current, None)] + [(weight, data, index) for index, (weight, data) in enumerate(remembered)]
+    for weight, (features, returns, discounts, envs, cut_states), effect in parts:
+        values = np.zeros(N_ENVS) if completion is None else completion.values(cut_states)
+        for sample in range(len(returns)):
+            indicators = [1.0 if effect == index else 0.0 for index in range(len(remembered))]
+            rows.append(list(features[sample, :size]) + indicators)
+            targets.append(returns[sample] + discounts[sample] * values[envs[sample]])
+            weights.append(weight)
+    design, targets, weights = np.array(rows), np.array(targets), np.array(weights)
+    count = weights.sum()
+    means = weights @ design / count
+    variances = weights @ design**2 / count - means**2
+    penalty = RIDGE * count * variances
+    penalty[0] = RIDGE * count * 1e-12
+    gram = design.T @ (weights[:, None] * design) + np.diag(penalty)
+    return np.linalg.solve(gram, design.T @ (weights * targets))[:size]
+
+
+@pytest.mark.parametrize("n_remembered", [0, 1, 3])
+def test_every_size_and_completion_read_from_one_assembly_is_the_written_out_ridge_fit(n_remembered):
+    rng = np.random.default_rng(n_remembered)
+    current, current_data = rollout(rng, 40)
+    remembered = [(0.8 ** (n_remembered - index), *rollout(rng, 30)) for index in range(n_remembered)]
+    system = System([(weight, equations) for weight, equations, _ in remembered]).plus(current)
+    completions = [None, Fit(rng.normal(size=N_FEATURES), -1.0, 1.0), Fit(rng.normal(size=3), -0.5, 2.0)]
+    for completion in completions:  # a completion after another: the system's cached moments are replaced
+        for size in (1, 3, N_FEATURES):
+            expected = written_out(current_data, [(weight, data) for weight, _, data in remembered], completion, size)
+            np.testing.assert_allclose(system.solve(completion, RIDGE, size), expected, rtol=1e-8, atol=1e-10)
+
+
+def test_a_singular_system_gets_the_least_squares_fit():
+    # two equal columns and a ridge too small to tell them apart: no LU factorisation, the minimum-norm fit
+    rng = np.random.default_rng(0)
+    features = np.concatenate([np.ones((20, 1)), np.repeat(rng.normal(size=(20, 1)), 2, axis=1)], axis=1)
+    returns = features[:, 1] * 2.0
+    equations = Equations.of(features, returns, np.zeros(20), np.zeros(20, dtype=int), np.ones((1, 3)), returns)
+    coefficients = System([]).plus(equations).solve(None, 1e-300, 3)
+    np.testing.assert_allclose(coefficients, [0.0, 1.0, 1.0], atol=1e-8)
