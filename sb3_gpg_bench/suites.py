@@ -493,6 +493,9 @@ SWAP = [
     # the constructor's estimator once the rule adopted that target where gae_lambda is below 1 (the returns' at 1): the
     # swap's fresh seeds (benchmarks/swap/fresh_seeds)
     Setting("gpg_swap_lambda_default", "gpg", CONSTRUCTOR_ESTIMATOR, PPO_ENTRY),
+    # GAE's lambda chosen per rollout from the baselines' explained variance (gae_lambda="auto"), the candidate default
+    # where an entry leaves gae_lambda unset (Ant-v5, Pusher-v5; benchmarks/swap/diagnosis)
+    Setting("gpg_swap_lambda_auto", "gpg", (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'"), PPO_ENTRY),
     # the constructor's estimator with the linear baseline's optimism while a constant cost per step hides the goal
     # (MountainCar-v0, Acrobot-v1; the other tasks train as gpg_swap_sound)
     Setting("gpg_swap_optimism", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'optimism':True}"), PPO_ENTRY),

@@ -1,3 +1,4 @@
+from collections import deque
 from collections.abc import Generator
 from dataclasses import replace
 from typing import Any, cast
@@ -12,6 +13,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 from sb3_gpg.common.observation_space import box_keys, options_for_space
 from sb3_gpg.common.swap_guards.foreign_loads import foreign_load_error
 from sb3_gpg.estimator import GROUP_OPTION_NAMES, GroupOptions, estimate
+from sb3_gpg.estimator.auto_lambda import AUTO_LAMBDA, WINDOW, chosen_lambda
 from sb3_gpg.estimator.baseline_memory import BaselineMemory, Equations, Fit
 from sb3_gpg.estimator.returns import episode_times
 
@@ -32,7 +34,9 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
     :param observation_space: Observation space
     :param action_space: Action space
     :param device: PyTorch device
-    :param gae_lambda: GAE's lambda over the baselines, in [0, 1]; 1: advantages are returns minus baselines
+    :param gae_lambda: GAE's lambda over the baselines, in [0, 1]; 1: advantages are returns minus baselines;
+        ``"auto"``: chosen for each rollout, PPO's 0.95 where the last rollouts' baselines explained too little of
+        their returns, else 1 (``sb3_gpg.estimator.auto_lambda``)
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
     :param group_options: GPG's own options (the algorithms pass theirs); None: from those of ``kwargs``. A
@@ -49,7 +53,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         observation_space: spaces.Space,
         action_space: spaces.Space,
         device: th.device | str = "auto",
-        gae_lambda: float = 1.0,
+        gae_lambda: float | str = 1.0,
         gamma: float = 0.99,
         n_envs: int = 1,
         group_options: GroupOptions | str | None = None,
@@ -60,16 +64,26 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         if group_options is None:
             group_options = GroupOptions(**{name: kwargs.pop(name) for name in GROUP_OPTION_NAMES if name in kwargs})
         self.group_options = _with_feature_seed(options_for_space(group_options, observation_space))
-        if not 0.0 <= gae_lambda <= 1.0:
-            raise ValueError(f"gae_lambda must be in [0, 1], got {gae_lambda}: 1.0 gives Monte-Carlo advantages.")
-        if (self.group_options.baseline_kwargs or {}).get("target") == "lambda_returns" and gae_lambda == 1.0:
+        # gae_lambda="auto": chosen per rollout from the last rollouts' explained variance (``auto_lambda``), 1 at first
+        self.auto_lambda = isinstance(gae_lambda, str) and gae_lambda == AUTO_LAMBDA
+        self._explained: deque[float] = deque(maxlen=WINDOW)
+        if self.auto_lambda:
+            gae_lambda = 1.0
+        elif isinstance(gae_lambda, str) or not 0.0 <= gae_lambda <= 1.0:
+            raise ValueError(
+                f"gae_lambda must be in [0, 1] or 'auto', got {gae_lambda!r}: 1.0 gives Monte-Carlo advantages, 'auto' "
+                "PPO's 0.95 where the baselines explain too little of the returns."
+            )
+        fits_lambda_returns = (self.group_options.baseline_kwargs or {}).get("target") == "lambda_returns"
+        if fits_lambda_returns and gae_lambda == 1.0 and not self.auto_lambda:
             # an argument that would change nothing: lambda-returns at lambda 1 are the returns
             raise ValueError(
                 "baseline_kwargs['target']='lambda_returns' fits the baseline on its lambda-returns with GAE's lambda, "
                 "but gae_lambda=1.0 (GPG's default) makes them the Monte-Carlo returns, which the default target ('auto') "
                 "fits at 1: set gae_lambda below 1 (PPO's default is 0.95), or drop target."
             )
-        self.group_options = _with_target(self.group_options, gae_lambda)
+        if not self.auto_lambda:  # else the estimator reads the target for each rollout's lambda
+            self.group_options = _with_target(self.group_options, gae_lambda)
         # Flat, as the algorithms hold them
         vars(self).update(self.group_options.as_kwargs())
         self.feature_keys = box_keys(observation_space)
@@ -79,7 +93,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         self.baseline_memory = BaselineMemory((self.group_options.baseline_kwargs or {}).get("memory", 0))
         # A rollout's estimate computed again (before the next reset) reads the memory as it was before the first
         # time, and replaces what that one added
-        self._memory_before: tuple[list[Equations], Fit | None] | None = None
+        self._memory_before: tuple[list[Equations], Fit | None, list[float]] | None = None
         self.pos = 0  # read by reset(), which the parent's __init__ calls
         self.group_stats: dict[str, float] = {}
         # Samples that enter the loss, flattened as `get` flattens (env-major); None when all do
@@ -101,6 +115,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         times restart by themselves where the env is reset (its first step starts an episode).
         """
         self.baseline_memory.clear()
+        self._explained.clear()
         self._memory_before = None
 
     def reset(self) -> None:
@@ -151,11 +166,15 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             self._fill_episode_times(self.buffer_size)
         memory = self.baseline_memory
         if self._memory_before is None:
-            self._memory_before = (list(memory.rollouts), memory.last_fit)
+            self._memory_before = (list(memory.rollouts), memory.last_fit, list(self._explained))
         else:  # computed again: as the first time
             memory.rollouts.clear()
             memory.rollouts.extend(self._memory_before[0])
             memory.last_fit = self._memory_before[1]
+            self._explained.clear()
+            self._explained.extend(self._memory_before[2])
+        if self.auto_lambda:
+            self.gae_lambda = chosen_lambda(self._explained)
         bootstraps = self.group_options.truncated_returns == "bootstrap" and last_obs is not None
         result = estimate(
             self.observations,
@@ -175,6 +194,9 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             memory.last_fit = result.last_fit
         self.returns[:], self.values[:], self.advantages[:] = result.returns, result.baselines, result.advantages
         self.in_loss, self.explained_variance, self.group_stats = result.in_loss, result.explained_variance, result.stats
+        if self.auto_lambda:
+            self._explained.append(result.stats["baseline_explained_variance"])
+            self.group_stats = {**result.stats, "gae_lambda": self.gae_lambda}
 
     def _fill_episode_times(self, n_rows: int) -> None:
         """

@@ -127,7 +127,9 @@ class MaskableGPG(BaseMaskableGPG):
     :param batch_size: Minibatch size
     :param n_epochs: Number of epoch when optimizing the surrogate loss
     :param gamma: Discount factor
-    :param gae_lambda: GAE's lambda over the group baselines; 1 (the default, not PPO's 0.95): Monte-Carlo advantages
+    :param gae_lambda: GAE's lambda over the group baselines; 1 (the default, not PPO's 0.95): Monte-Carlo advantages;
+        ``"auto"``: PPO's 0.95 for a rollout where the last rollouts' baselines explained less than 0.85 of the
+        variance of their returns, else 1 (``sb3_gpg.estimator.auto_lambda``)
     :param clip_range: Clipping parameter, it can be a function of the current progress remaining (from 1 to 0).
     :param clip_range_vf: PPO's; ignored (no value function)
     :param normalize_advantage: Whether to normalize or not the advantage (per minibatch, as PPO)
@@ -181,7 +183,7 @@ class MaskableGPG(BaseMaskableGPG):
         batch_size: int = 64,
         n_epochs: int = 10,
         gamma: float = 0.99,
-        gae_lambda: float = 1.0,
+        gae_lambda: float | str = 1.0,
         clip_range: float | Schedule = 0.2,
         clip_range_vf: float | Schedule | None = None,
         normalize_advantage: bool = True,

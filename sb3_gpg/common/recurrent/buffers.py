@@ -26,7 +26,7 @@ class _RecurrentGroup:
         action_space: spaces.Space,
         hidden_state_shape: tuple[int, int, int, int],
         device: Any = "auto",
-        gae_lambda: float = 1.0,
+        gae_lambda: float | str = 1.0,
         gamma: float = 0.99,
         n_envs: int = 1,
         **kwargs,

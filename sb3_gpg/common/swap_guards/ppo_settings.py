@@ -10,6 +10,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from sb3_gpg.estimator.auto_lambda import AUTO_LAMBDA
 from sb3_gpg.estimator.values import check_real
 
 # Constructor arguments that only PPO's critic reads
@@ -113,7 +114,7 @@ def check_update_settings(
     learning_rate: float | Callable[[float], float],
     n_epochs: int,
     gamma: float = 0.99,
-    gae_lambda: float = 1.0,
+    gae_lambda: float | str = 1.0,
     clip_range: float | Callable[[float], float] = 0.2,
     ent_coef: float = 0.0,
     max_grad_norm: float = 0.5,
@@ -132,7 +133,7 @@ def check_update_settings(
     :param learning_rate: the constructor's learning rate, a number or a schedule of the progress remaining (1 to 0)
     :param n_epochs: the constructor's number of epochs
     :param gamma: the discount factor
-    :param gae_lambda: GAE's lambda over the baselines
+    :param gae_lambda: GAE's lambda over the baselines, or ``"auto"`` (``sb3_gpg.estimator.auto_lambda``)
     :param clip_range: the clip range, a number or a schedule
     :param ent_coef: the entropy coefficient
     :param max_grad_norm: the gradient's largest norm
@@ -142,13 +143,21 @@ def check_update_settings(
         ``max_grad_norm`` or ``target_kl``, and an ``ent_coef`` that is not finite; a schedule is read where training
         starts and ends (progress remaining 1 and 0)
     """
-    numbers_given = {"gamma": gamma, "gae_lambda": gae_lambda, "ent_coef": ent_coef, "max_grad_norm": max_grad_norm}
+    numbers_given: dict[str, Any] = {"gamma": gamma, "ent_coef": ent_coef, "max_grad_norm": max_grad_norm}
+    if isinstance(gae_lambda, str) and gae_lambda != AUTO_LAMBDA:
+        raise ValueError(
+            f"gae_lambda={gae_lambda!r}: pass a number in [0, 1] (1.0, GPG's default: Monte-Carlo advantages) or 'auto' "
+            "(PPO's 0.95 where the baselines explain too little of the returns)."
+        )
+    if gae_lambda != AUTO_LAMBDA:
+        numbers_given["gae_lambda"] = gae_lambda
     for name, value in (("learning_rate", learning_rate), ("clip_range", clip_range), ("target_kl", target_kl)):
         if not callable(value) and value is not None:
             numbers_given[name] = value
     for name, value in numbers_given.items():
         check_real(name, value)
-    for name, value in (("gamma", gamma), ("gae_lambda", gae_lambda)):
+    for name in ("gamma", "gae_lambda"):
+        value = numbers_given.get(name, 1.0)
         if not 0.0 <= value <= 1.0:  # NaN too
             raise ValueError(f"{name}={value!r}: {name} must be in [0, 1] (PPO accepts any value and trains on it).")
     start = learning_rate(1.0) if callable(learning_rate) else learning_rate

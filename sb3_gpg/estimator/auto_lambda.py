@@ -1,0 +1,37 @@
+"""
+``gae_lambda="auto"``: GAE's lambda chosen from how much of the returns the group's baselines explain.
+
+With lambda 1 a sample's advantage is its return less its baseline: unbiased, whatever the baseline, and as noisy as
+what the baseline leaves of the return, every later action's noise included. Where the baselines explain most of the
+returns, little is left and lambda 1 keeps its freedom from bias; where they explain less, the advantage of an action
+drowns in what follows it, and PPO's lambda (0.95, an effective horizon of some 17 steps at gamma 0.99) trades some
+bias for a variance the update can read. Each rollout takes PPO's lambda while the median held-out explained
+variance of the last rollouts (their baselines' out-of-fold fit, ``Estimate.stats["baseline_explained_variance"]``) is
+below ``EXPLAINED_THRESHOLD``, and 1 otherwise, the first rollout included.
+
+Pure array code; nothing here knows of Stable-Baselines3.
+"""
+
+from collections.abc import Iterable
+
+import numpy as np
+
+AUTO_LAMBDA = "auto"
+# PPO's default lambda, taken where the baselines explain too little of the returns
+PPO_LAMBDA = 0.95
+# The share of the returns' variance that the baselines must explain for Monte-Carlo advantages
+EXPLAINED_THRESHOLD = 0.85
+# The rollouts whose explained variance is read, the linear baseline's memory's length
+WINDOW = 8
+
+
+def chosen_lambda(explained: Iterable[float]) -> float:
+    """
+    :param explained: the held-out explained variance of each of the last rollouts (NaN where the returns did not vary
+        or no baseline was fitted), oldest first
+    :return: GAE's lambda for the next rollout: ``PPO_LAMBDA`` where the median of the last ``WINDOW`` is below
+        ``EXPLAINED_THRESHOLD``, else 1 (where none is known too)
+    """
+    values = np.array(list(explained)[-WINDOW:], dtype=np.float64)
+    values = values[~np.isnan(values)]
+    return PPO_LAMBDA if len(values) and float(np.median(values)) < EXPLAINED_THRESHOLD else 1.0

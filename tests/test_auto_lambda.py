@@ -1,0 +1,65 @@
+"""
+``gae_lambda="auto"``: PPO's lambda for a rollout where the last rollouts' baselines explained too little of their
+returns, 1 otherwise; checked on the rule alone and through the buffer, on rollouts whose returns the baselines explain
+or do not.
+"""
+
+import numpy as np
+import pytest
+import torch as th
+from gymnasium import spaces
+
+from sb3_gpg import GPG
+from sb3_gpg.common.buffers import GroupRolloutBuffer
+from sb3_gpg.estimator.auto_lambda import EXPLAINED_THRESHOLD, PPO_LAMBDA, WINDOW, chosen_lambda
+
+
+def test_the_rule_reads_the_median_of_the_last_rollouts_and_ignores_nan():
+    assert chosen_lambda([]) == 1.0 and chosen_lambda([np.nan, np.nan]) == 1.0
+    assert chosen_lambda([EXPLAINED_THRESHOLD - 0.01]) == PPO_LAMBDA
+    assert chosen_lambda([EXPLAINED_THRESHOLD]) == 1.0
+    # one rollout's dip does not move the median; the older rollouts beyond the window are not read
+    assert chosen_lambda([0.95, 0.95, -3.0, 0.95]) == 1.0
+    assert chosen_lambda([0.1] * 5 + [0.95] * WINDOW) == 1.0
+    assert chosen_lambda([0.95] * 5 + [0.1] * WINDOW) == PPO_LAMBDA
+    assert chosen_lambda([0.1, np.nan, np.nan]) == PPO_LAMBDA
+
+
+def rollouts(noise, n_rollouts=4, n_steps=64, n_envs=4, seed=0):
+    """Rollouts of 8-step episodes whose reward is 1 a step plus ``noise`` times a standard normal draw."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n_rollouts):
+        starts = np.zeros((n_steps, n_envs), dtype=np.float32)
+        starts[::8] = 1.0
+        rewards = (1.0 + noise * rng.normal(size=(n_steps, n_envs))).astype(np.float32)
+        yield rng.normal(size=(n_steps, n_envs, 3)).astype(np.float32), rewards, starts
+
+
+@pytest.mark.parametrize(("noise", "expected"), [(0.0, 1.0), (3.0, PPO_LAMBDA)])
+def test_the_buffer_takes_ppos_lambda_where_the_baselines_explain_little_of_the_returns(noise, expected):
+    buffer = GroupRolloutBuffer(64, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=0.99, n_envs=4, gae_lambda="auto",
+                                baseline="auto", truncated_returns="bootstrap")  # fmt: skip
+    used = []
+    for observations, rewards, starts in rollouts(noise):
+        buffer.reset()
+        for step in range(64):
+            buffer.add(observations[step], np.zeros((4, 1)), rewards[step], starts[step], th.zeros(4), th.zeros(4))
+        buffer.compute_returns_and_advantage(th.zeros(4), np.ones(4, dtype=bool), last_obs=observations[-1])
+        used.append(buffer.group_stats["gae_lambda"])
+        # computed again, the rollout reads the explained variance as it was before the first time
+        buffer.compute_returns_and_advantage(th.zeros(4), np.ones(4, dtype=bool), last_obs=observations[-1])
+        assert buffer.group_stats["gae_lambda"] == used[-1]
+    assert used[0] == 1.0 and used[1:] == [expected] * 3
+    buffer.reset_estimator_state()
+    assert chosen_lambda(buffer._explained) == 1.0
+
+
+def test_a_model_saved_and_loaded_keeps_auto_and_a_misspelt_value_is_refused(tmp_path):
+    model = GPG("MlpPolicy", "Pendulum-v1", gae_lambda="auto", n_steps=64, batch_size=64, n_epochs=1, seed=0)
+    model.learn(128)
+    assert model.rollout_buffer.group_stats["gae_lambda"] in (1.0, PPO_LAMBDA)
+    model.save(tmp_path / "model.zip")
+    loaded = GPG.load(tmp_path / "model.zip")
+    assert loaded.gae_lambda == "auto" and loaded.rollout_buffer.auto_lambda
+    with pytest.raises(ValueError, match="'auto'"):
+        GPG("MlpPolicy", "Pendulum-v1", gae_lambda="Auto")
