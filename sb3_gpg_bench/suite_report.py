@@ -79,6 +79,9 @@ def report(
     found = counted_runs(found, finals)
     if not found:
         return f"No finished runs of these tasks in {out / 'runs'}.\n"
+    # a task of the suite that no setting has run here gets a sentence, not a row of empty cells
+    missing = [env_id for env_id in tasks if not any(key[0] == env_id for key in found)]
+    tasks = [env_id for env_id in tasks if env_id not in missing]
     lines = [
         f"| task | setting | seeds | final evaluation | mean of last five | vs {suite.reference} (same seeds; ratio, "
         "or difference where its mean is not positive) | wall time (min), same load |",
@@ -104,7 +107,8 @@ def report(
                 f"| {env_id} | {setting.name} | {len(runs)} | {_mean_std(final)} | {_mean_std(last_five)} | {ratio} | "
                 f"{_minutes(wall[(env_id, setting.name)])} |"
             )
-    table = "\n".join(lines) + "\n\n" + wall_time_note(found) + "\n"
+    table = "\n".join(lines) + "\n\n" + (f"No runs here of: {', '.join(missing)}.\n\n" if missing else "")
+    table += wall_time_note(found) + "\n"
     (out / "table.md").write_text(table)
     plot_curves(found, tasks, suite.reference, out / "curves.png")
     # imported here: suite_curves reads the runs with this module's finished_runs

@@ -120,6 +120,20 @@ def test_zoo_suite_report_leaves_out_tasks_where_ppo_is_not_above_random(tmp_pat
     assert not (tmp_path / "headline.md").exists()
 
 
+def test_a_task_without_runs_is_named_not_given_an_empty_row(tmp_path):
+    pytest.importorskip("rliable")
+    suite = Suite(["CartPole-v1", "Acrobot-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
+    for seed in (0, 1):
+        fake_run(tmp_path, f"CartPole-v1__ppo__seed{seed}", [400.0] * 10)
+        fake_run(tmp_path, f"CartPole-v1__gpg__seed{seed}", [300.0] * 10)
+    (tmp_path / "random_scores.json").write_text(json.dumps({"CartPole-v1": {"mean": 20.0}}))
+    text = report(suite, tmp_path)
+    assert "No runs here of: Acrobot-v1." in text
+    for name in ("table.md", "aggregate.md", "headline.md"):
+        written = (tmp_path / name).read_text()
+        assert "| CartPole-v1 |" in written and "| Acrobot-v1 |" not in written, name
+
+
 SUITE = Suite(["CartPole-v1", "Acrobot-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
 
 
