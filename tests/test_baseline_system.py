@@ -12,53 +12,68 @@ N_FEATURES, N_ENVS, RIDGE = 7, 3, 1e-3
 
 
 def rollout(rng, n_samples, cross=False):
-    """:return: a rollout's equations and what they were made of: features (constant first), returns, cut parts"""
+    """
+    :param cross: under lambda-returns: each target carries the fit's own value of the next state, ``gamma * (1 -
+        lambda)`` times its features (here 0.1 times random ones, the constant's where the episode goes on)
+    :return: a rollout's equations and what they were made of: features (constant first), returns, cut parts, and
+        those next states' scaled features (None without ``cross``)
+    """
     features = np.concatenate([np.ones((n_samples, 1)), rng.normal(size=(n_samples, N_FEATURES - 1))], axis=1)
     returns = rng.normal(size=n_samples)
     envs = np.sort(rng.integers(0, N_ENVS, n_samples))
     discounts = np.where(rng.random(n_samples) < 0.3, 0.9, 0.0)
     cut_states = np.concatenate([np.ones((N_ENVS, 1)), rng.normal(size=(N_ENVS, N_FEATURES - 1))], axis=1)
-    coupling = 0.1 * features.T @ rng.normal(size=(n_samples, N_FEATURES)) if cross else None
-    equations = Equations.of(features, returns, discounts, envs, cut_states, returns, coupling)
-    return equations, (features, returns, discounts, envs, cut_states)
+    following = None
+    if cross:
+        following = 0.1 * np.concatenate([rng.random((n_samples, 1)) < 0.9, rng.normal(size=(n_samples, N_FEATURES - 1))], 1)
+    equations = Equations.of(
+        features, returns, discounts, envs, cut_states, returns, None if following is None else features.T @ following
+    )
+    return equations, (features, returns, discounts, envs, cut_states, following)
 
 
-def written_out(current, remembered, completion, size):
+def written_out(current, remembered, completion, size, ridge):
     """
     :return: the ridge fit on the samples themselves: a design of the first ``size`` features and one indicator per
         remembered rollout, rows weighted, each column penalised by ridge x count x its variance, the constant by
-        1e-12 of that; cut returns completed by ``completion``
+        1e-12 of that; cut returns completed by ``completion``; under lambda-returns the fixed point whose targets
+        add the fit's own values of the next states (a remembered rollout's intercept among them)
     """
-    rows, targets, weights = [], [], []
+    rows, following_rows, targets, weights = [], [], [], []
     parts = [(1.0, current, None)] + [(weight, data, index) for index, (weight, data) in enumerate(remembered)]
-    for weight, (features, returns, discounts, envs, cut_states), effect in parts:
+    for weight, (features, returns, discounts, envs, cut_states, following), effect in parts:
         values = np.zeros(N_ENVS) if completion is None else completion.values(cut_states)
         for sample in range(len(returns)):
             indicators = [1.0 if effect == index else 0.0 for index in range(len(remembered))]
             rows.append(list(features[sample, :size]) + indicators)
+            following_row = np.zeros(size) if following is None else following[sample, :size]
+            following_rows.append(list(following_row) + [following_row[0] * indicator for indicator in indicators])
             targets.append(returns[sample] + discounts[sample] * values[envs[sample]])
             weights.append(weight)
-    design, targets, weights = np.array(rows), np.array(targets), np.array(weights)
+    design, following, targets, weights = np.array(rows), np.array(following_rows), np.array(targets), np.array(weights)
     count = weights.sum()
     means = weights @ design / count
     variances = weights @ design**2 / count - means**2
-    penalty = RIDGE * count * variances
-    penalty[0] = RIDGE * count * 1e-12
-    gram = design.T @ (weights[:, None] * design) + np.diag(penalty)
+    penalty = ridge * count * variances
+    penalty[0] = ridge * count * 1e-12
+    # (X^T W X + penalty) w = X^T W (targets + N w): the targets' own values moved to the left
+    gram = design.T @ (weights[:, None] * design) + np.diag(penalty) - design.T @ (weights[:, None] * following)
     return np.linalg.solve(gram, design.T @ (weights * targets))[:size]
 
 
-@pytest.mark.parametrize("n_remembered", [0, 1, 3])
-def test_every_size_and_completion_read_from_one_assembly_is_the_written_out_ridge_fit(n_remembered):
+@pytest.mark.parametrize(("n_remembered", "cross"), [(0, False), (1, False), (3, False), (0, True), (3, True)])
+def test_every_size_and_completion_read_from_one_assembly_is_the_written_out_ridge_fit(n_remembered, cross):
     rng = np.random.default_rng(n_remembered)
-    current, current_data = rollout(rng, 40)
-    remembered = [(0.8 ** (n_remembered - index), *rollout(rng, 30)) for index in range(n_remembered)]
+    current, current_data = rollout(rng, 40, cross)
+    remembered = [(0.8 ** (n_remembered - index), *rollout(rng, 30, cross)) for index in range(n_remembered)]
     system = System([(weight, equations) for weight, equations, _ in remembered]).plus(current)
     completions = [None, Fit(rng.normal(size=N_FEATURES), -1.0, 1.0), Fit(rng.normal(size=3), -0.5, 2.0)]
     for completion in completions:  # a completion after another: the system's cached moments are replaced
+        remembered_data = [(weight, data) for weight, _, data in remembered]
         for size in (1, 3, N_FEATURES):
-            expected = written_out(current_data, [(weight, data) for weight, _, data in remembered], completion, size)
-            np.testing.assert_allclose(system.solve(completion, RIDGE, size), expected, rtol=1e-8, atol=1e-10)
+            for ridge in (RIDGE, 10 * RIDGE):  # each (size, ridge) its own factorisation
+                expected = written_out(current_data, remembered_data, completion, size, ridge)
+                np.testing.assert_allclose(system.solve(completion, ridge, size), expected, rtol=1e-8, atol=1e-10)
 
 
 def test_a_singular_system_gets_the_least_squares_fit():

@@ -7,7 +7,11 @@ returns, little is left and lambda 1 keeps its freedom from bias; where they exp
 drowns in what follows it, and PPO's lambda (0.95, an effective horizon of some 17 steps at gamma 0.99) trades some
 bias for a variance the update can read. Each rollout takes PPO's lambda while the median held-out explained
 variance of the last rollouts (their baselines' out-of-fold fit, ``Estimate.stats["baseline_explained_variance"]``) is
-below ``EXPLAINED_THRESHOLD``, and 1 otherwise, the first rollout included.
+below ``EXPLAINED_THRESHOLD``, and 1 otherwise, the first rollout included. The rollouts read are the group buffer's
+since its estimator state was last reset: a model loaded from a file starts over with lambda 1, as the linear
+baseline's memory starts over. Under the linear baseline's ``optimism`` the baselines read are the optimistic ones: once
+lambda falls below 1 the bonus lowers their explained variance, which holds lambda at PPO's until a goal is seen and the
+bonus ends.
 
 Pure array code; nothing here knows of Stable-Baselines3.
 """
@@ -28,7 +32,7 @@ WINDOW = 8
 def chosen_lambda(explained: Iterable[float]) -> float:
     """
     :param explained: the held-out explained variance of each of the last rollouts (NaN where the returns did not vary
-        or no baseline was fitted), oldest first
+        or no sample was in the group), oldest first
     :return: GAE's lambda for the next rollout: ``PPO_LAMBDA`` where the median of the last ``WINDOW`` is below
         ``EXPLAINED_THRESHOLD``, else 1 (where none is known too)
     """

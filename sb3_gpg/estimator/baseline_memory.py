@@ -213,7 +213,11 @@ class System:
         self._factors: dict[tuple[int, float], tuple[np.ndarray, tuple[th.Tensor, th.Tensor] | None]] = {}
 
     def plus(self, current: Equations | None) -> "System":
-        """:return: the system of these remembered rollouts and the current rollout's samples ``current`` (or none)"""
+        """
+        :param current: the current rollout's equations, or None
+        :return: the system of these remembered rollouts and the current rollout's samples (none where ``current``
+            is None)
+        """
         assert self.current is None, "one current rollout"
         system = copy.copy(self)
         system._moments, system._factors = None, {}
@@ -229,7 +233,10 @@ class System:
         return system
 
     def moments(self, completion: Fit | None) -> np.ndarray:
-        """:return: the products of every column with the returns, cut ones completed by ``completion`` (kept, None)"""
+        """
+        :param completion: the fit that completes the cut returns, or None to keep them cut
+        :return: the products of every column with the returns (cached for the last ``completion``, by identity)
+        """
         if self._moments is None or self._moments[0] is not completion:
             moments = np.zeros(len(self.gram))
             if self.current is not None:

@@ -195,6 +195,10 @@ def _linear_fold(
 
 def _fit(system: System, completion: Fit | None, ridge: float, size: int, targets: np.ndarray) -> Fit:
     """
+    :param system: the fold's normal equations (``System``)
+    :param completion: the fit that completes the cut returns, or None to keep them cut
+    :param ridge: the penalty per sample on a standardised coefficient
+    :param size: the features fitted on: the first ``size``
     :param targets: the returns of the current samples fitted on, as completed
     :return: the ridge fit (``System.solve``) with the range of the returns it was fitted on: the current samples'
         as completed, and the remembered ones'

@@ -226,7 +226,7 @@ def estimate(
         advantages = flat_advantages.reshape(n_envs, n_steps).T.astype(np.float32)
     # How much of the returns the baselines explain, over the samples in the loss
     explained = _explained_variance(env_major(step_baselines)[in_group], returns[in_group]) if in_group.any() else np.nan
-    held_out_variance = _explained_variance(held_out, returns[in_group]) if in_group.any() else 0.0
+    held_out_variance = _explained_variance(held_out, returns[in_group]) if in_group.any() else np.nan
     stats = {
         **stats,
         **advantage_stats(ids[in_group], returns[in_group], baselines),

@@ -7,6 +7,7 @@ scale, as ../sound_default), over the tasks the sound default has run on every s
 
     python benchmarks/swap/diagnosis/lambda_rule.py 100 101 104          # lambda 0.95
     python benchmarks/swap/diagnosis/lambda_rule.py 0.98 100 101 104     # another lambda's runs
+    python benchmarks/swap/diagnosis/lambda_rule.py auto 100 101 104     # gae_lambda="auto" (gpg_swap_lambda_auto)
 """
 
 import json
@@ -26,8 +27,8 @@ NEW = swap_rules.NEW
 
 def main() -> None:
     arguments = sys.argv[1:]
-    lam = arguments.pop(0) if arguments and "." in arguments[0] else "0.95"
-    candidate_name = f"gpg_swap_lambda{lam}"
+    lam = arguments.pop(0) if arguments and not arguments[0].isdigit() else "0.95"
+    candidate_name = f"gpg_swap_lambda{lam}" if lam[0].isdigit() else f"gpg_swap_lambda_{lam}"
     seeds = [int(seed) for seed in arguments] or [100, 101]
     random = json.loads((swap_rules.PREVIOUS / "random_scores.json").read_text())
     rows = [

@@ -157,7 +157,9 @@ def check_update_settings(
     for name, value in numbers_given.items():
         check_real(name, value)
     for name in ("gamma", "gae_lambda"):
-        value = numbers_given.get(name, 1.0)
+        if name not in numbers_given:  # gae_lambda="auto", a valid choice (checked above)
+            continue
+        value = numbers_given[name]
         if not 0.0 <= value <= 1.0:  # NaN too
             raise ValueError(f"{name}={value!r}: {name} must be in [0, 1] (PPO accepts any value and trains on it).")
     start = learning_rate(1.0) if callable(learning_rate) else learning_rate
