@@ -7,7 +7,9 @@ returns, little is left and lambda 1 keeps its freedom from bias; where they exp
 drowns in what follows it, and PPO's lambda (0.95, an effective horizon of some 17 steps at gamma 0.99) trades some
 bias for a variance the update can read. Each rollout takes PPO's lambda while the median held-out explained
 variance of the last rollouts (their baselines' out-of-fold fit, ``Estimate.stats["baseline_explained_variance"]``) is
-below ``EXPLAINED_THRESHOLD``, and 1 otherwise, the first rollout included. The rollouts read are the group buffer's
+below ``EXPLAINED_THRESHOLD``, and 1 otherwise, the first rollout included. Under PPO's lambda the baselines fit
+lambda-returns over themselves, which explain less of the returns read here than a fit of the returns does: a run that
+takes PPO's lambda tends to keep it, so the first rollouts' fit decides most runs. The rollouts read are the group buffer's
 since its estimator state was last reset: a model loaded from a file starts over with lambda 1, as the linear
 baseline's memory starts over. Under the linear baseline's ``optimism`` the baselines read are the optimistic ones: once
 lambda falls below 1 the bonus lowers their explained variance, which holds lambda at PPO's until a goal is seen and the
