@@ -8,6 +8,8 @@ scale, as ../sound_default), over the tasks the sound default has run on every s
     python benchmarks/swap/diagnosis/lambda_rule.py 100 101 104          # lambda 0.95
     python benchmarks/swap/diagnosis/lambda_rule.py 0.98 100 101 104     # another lambda's runs
     python benchmarks/swap/diagnosis/lambda_rule.py auto 100 101 104     # gae_lambda="auto" (gpg_swap_lambda_auto)
+    python benchmarks/swap/diagnosis/lambda_rule.py auto rerun 100 101 104   # the sound default's runs from rerun/
+                                                                             # where it has them (the same code)
 """
 
 import json
@@ -28,6 +30,8 @@ NEW = swap_rules.NEW
 def main() -> None:
     arguments = sys.argv[1:]
     lam = arguments.pop(0) if arguments and not arguments[0].isdigit() else "0.95"
+    rerun = bool(arguments) and arguments[0] == "rerun"
+    arguments = arguments[rerun:]
     candidate_name = f"gpg_swap_lambda{lam}" if lam[0].isdigit() else f"gpg_swap_lambda_{lam}"
     seeds = [int(seed) for seed in arguments] or [100, 101]
     random = json.loads((swap_rules.PREVIOUS / "random_scores.json").read_text())
@@ -39,7 +43,8 @@ def main() -> None:
     verdicts: dict[str, list[str]] = {}
     for task in swap_rules.tasks():
         candidate_root, candidate_setting = (HERE, candidate_name) if task in UNSET else (SOUND, NEW)
-        folders = [swap_rules.run(SOUND, task, NEW, seed) for seed in seeds]
+        sound_root = HERE / "rerun" if rerun and swap_rules.run(HERE / "rerun", task, NEW, seeds[0]).exists() else SOUND
+        folders = [swap_rules.run(sound_root, task, NEW, seed) for seed in seeds]
         folders += [swap_rules.run(candidate_root, task, candidate_setting, seed) for seed in seeds]
         missing = [folder.name for folder in folders if not (folder / "meta.json").exists()]
         if task in UNSET and any(candidate_name in name for name in missing):
