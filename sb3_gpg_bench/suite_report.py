@@ -80,7 +80,8 @@ def report(
     if not found:
         return f"No finished runs of these tasks in {out / 'runs'}.\n"
     # a task of the suite that no setting has run here gets a sentence, not a row of empty cells
-    missing = [env_id for env_id in tasks if not any(key[0] == env_id for key in found)]
+    ran = {env_id for env_id, _ in found}
+    missing = [env_id for env_id in tasks if env_id not in ran]
     tasks = [env_id for env_id in tasks if env_id not in missing]
     lines = [
         f"| task | setting | seeds | final evaluation | mean of last five | vs {suite.reference} (same seeds; ratio, "

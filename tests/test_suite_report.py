@@ -90,19 +90,27 @@ def test_zoo_suite_report_normalises_by_ppo_and_random_and_aggregates_with_rliab
     np.testing.assert_array_equal(np.random.get_state()[1], before)
 
 
+SUITE = Suite(["CartPole-v1", "Acrobot-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
+
+
+def cartpole_runs(out):
+    """Two seeds of CartPole-v1 for PPO (400) and GPG (300)."""
+    for seed in (0, 1):
+        fake_run(out, f"CartPole-v1__ppo__seed{seed}", [400.0] * 10)
+        fake_run(out, f"CartPole-v1__gpg__seed{seed}", [300.0] * 10)
+
+
 def test_zoo_suite_report_leaves_out_tasks_where_ppo_is_not_above_random(tmp_path):
     pytest.importorskip("rliable")
-    suite = Suite(["CartPole-v1", "Acrobot-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
+    cartpole_runs(tmp_path)
     for seed in (0, 1):
-        fake_run(tmp_path, f"CartPole-v1__ppo__seed{seed}", [400.0] * 10)
-        fake_run(tmp_path, f"CartPole-v1__gpg__seed{seed}", [300.0] * 10)
         fake_run(tmp_path, f"Acrobot-v1__ppo__seed{seed}", [-500.0] * 10)  # never swings up: the random policy's score
         fake_run(tmp_path, f"Acrobot-v1__gpg__seed{seed}", [-100.0] * 10)
     (tmp_path / "random_scores.json").write_text(json.dumps({"CartPole-v1": {"mean": 20.0}}))
     with pytest.raises(KeyError, match="no score for Acrobot-v1: measure it with the 'random' command"):
-        report(suite, tmp_path)
+        report(SUITE, tmp_path)
     (tmp_path / "random_scores.json").write_text(json.dumps({"CartPole-v1": {"mean": 20.0}, "Acrobot-v1": {"mean": -495.0}}))
-    text = report(suite, tmp_path)
+    text = report(SUITE, tmp_path)
     assert "Left out, where PPO's mean is not above the random policy's: Acrobot-v1." in text
     assert "Across 1 tasks (CartPole-v1)" in text and f"| gpg | 2 | {280 / 380:.2f} [" in text
     assert "| Acrobot-v1 | gpg | 2 | -100.0 ± 0.0 |" in text and "| +400.0 |" in text  # a difference, not a ratio
@@ -116,25 +124,19 @@ def test_zoo_suite_report_leaves_out_tasks_where_ppo_is_not_above_random(tmp_pat
     )
     # a report of part of the grid leaves the README's table alone
     (tmp_path / "headline.md").unlink()
-    report(suite, tmp_path, tasks=["CartPole-v1"])
+    report(SUITE, tmp_path, tasks=["CartPole-v1"])
     assert not (tmp_path / "headline.md").exists()
 
 
 def test_a_task_without_runs_is_named_not_given_an_empty_row(tmp_path):
     pytest.importorskip("rliable")
-    suite = Suite(["CartPole-v1", "Acrobot-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
-    for seed in (0, 1):
-        fake_run(tmp_path, f"CartPole-v1__ppo__seed{seed}", [400.0] * 10)
-        fake_run(tmp_path, f"CartPole-v1__gpg__seed{seed}", [300.0] * 10)
+    cartpole_runs(tmp_path)
     (tmp_path / "random_scores.json").write_text(json.dumps({"CartPole-v1": {"mean": 20.0}}))
-    text = report(suite, tmp_path)
+    text = report(SUITE, tmp_path)
     assert "No runs here of: Acrobot-v1." in text
     for name in ("table.md", "aggregate.md", "headline.md"):
         written = (tmp_path / name).read_text()
         assert "| CartPole-v1 |" in written and "| Acrobot-v1 |" not in written, name
-
-
-SUITE = Suite(["CartPole-v1", "Acrobot-v1"], [Setting("ppo", "ppo"), Setting("gpg", "gpg")], "ppo", 10_000)
 
 
 def row(text, start):
