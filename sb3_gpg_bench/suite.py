@@ -29,10 +29,9 @@ import numpy as np
 import yaml
 from tqdm import tqdm
 
-from sb3_gpg.estimator.options import PAPER_ESTIMATOR
 from sb3_gpg_bench.grid import run_grid
 from sb3_gpg_bench.resumable import EXIT_PAUSED
-from sb3_gpg_bench.suites import PPO_ENTRY, Setting, parsed_yaml, pinned_entry
+from sb3_gpg_bench.suites import BEFORE_DEFAULTS_CHANGED, PPO_ENTRY, Setting, parsed_yaml, pinned_entry
 from sb3_gpg_bench.timing import run_watched
 
 N_EVALUATIONS = 20
@@ -111,6 +110,20 @@ def budget_of(env_id: str, budget: int | None) -> int:
     return budget if budget is not None else int(float(zoo_entry("ppo", env_id)[0]["n_timesteps"]))
 
 
+def hyperparams_file(setting: Setting, env_id: str) -> tuple[dict | None, str]:
+    """
+    :return: the hyperparameter file a run of ``setting`` on ``env_id`` trains with (as a dict; None: the algorithm's
+        own) and its name: a pinned base (the entry its runs ran on) or, for an env that rl_zoo3's file lacks, the file
+        that gives it one
+    """
+    if setting.base is None:
+        return zoo_entry(setting.algo, env_id)[1], f"{setting.algo}_v5.yml"
+    base = zoo_entry("ppo", env_id)[0] if setting.base == PPO_ENTRY else pinned_entry(setting.base, env_id)
+    # GPG gets the estimator and lambda the base's runs got from the constructor before its defaults changed, where the
+    # base names none; a setting's -params still override them
+    return {env_id: base if setting.algo == "ppo" else {**BEFORE_DEFAULTS_CHANGED, **base}}, f"{setting.base}.yml"
+
+
 class Paused(RuntimeError):
     """A run that paused (``sb3_gpg_bench.resumable``): the same grid goes on with it."""
 
@@ -132,14 +145,7 @@ def train(
     :raises RuntimeError: where the training fails, with the end of its output, or ends before its budget (RL Zoo
         saves a training stopped by Ctrl-C and exits as if it had finished)
     """
-    # a pinned base (the entry its runs ran on) or, for an env that rl_zoo3's file lacks, the file that gives it one
-    conf_file, conf_name = zoo_entry(run.setting.algo, run.env_id)[1], f"{run.setting.algo}_v5.yml"
-    if run.setting.base is not None:
-        base = zoo_entry("ppo", run.env_id)[0] if run.setting.base == PPO_ENTRY else pinned_entry(run.setting.base, run.env_id)
-        # GPG gets the estimator the base's runs got from the constructor before its defaults changed (the paper's),
-        # where the base names none; a setting's -params still override it
-        conf_file = {run.env_id: base if run.setting.algo == "ppo" else {**PAPER_ESTIMATOR, **base}}
-        conf_name = f"{run.setting.base}.yml"
+    conf_file, conf_name = hyperparams_file(run.setting, run.env_id)
     with _scratch(run, paused_in) as scratch:
         conf = []
         if conf_file is not None:

@@ -10,6 +10,8 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from sb3_gpg.estimator.options import PAPER_ESTIMATOR
+
 BENCHMARKS = Path(__file__).parent.parent / "benchmarks"
 # gpg.yml's entries as the committed grids ran them, by name (see the file)
 PINNED_ENTRIES_FILE = Path(__file__).parent / "pinned_entries.yml"
@@ -377,9 +379,13 @@ ZOO_TUNING += [
 SMOKE = [Setting("ppo", "ppo"), Setting("gpg_linear", "gpg", ("baseline:'linear'",))]
 # The base of a setting that runs rl_zoo3's PPO entry for the task with another algorithm: a user's one-word swap
 PPO_ENTRY = "rl_zoo3_ppo"
+# What GPG's constructor gave before its defaults changed, the paper's estimator and Monte-Carlo advantages: the suite
+# gives them where a setting's base names none, so that a setting goes on meaning what its committed runs ran
+BEFORE_DEFAULTS_CHANGED = {**PAPER_ESTIMATOR, "gae_lambda": 1.0}
 # The constructor's estimator named as the suite must name it: a PPO entry names none, and the suite gives such an
-# entry the paper's estimator otherwise. It is the estimator of the code a run ran on: runs made before the linear
-# baseline's target defaulted to its own lambda-returns where gae_lambda is below 1 fitted the returns there
+# entry the paper's estimator otherwise (and lambda 1: gpg_swap_lambda_auto names the constructor's lambda). It is the
+# estimator of the code a run ran on: runs made before the linear baseline's target defaulted to its own lambda-returns
+# where gae_lambda is below 1 fitted the returns there
 CONSTRUCTOR_ESTIMATOR = ("baseline:'auto'", "truncated_returns:None")
 RETURNS_EXPLAINED = "sb3_gpg_bench.critic_variants.ReturnsExplained"
 # the episode time as the observation's last entry, for the critics that read it

@@ -17,6 +17,12 @@ SOUND = SWAP / "sound_default"
 PREVIOUS = SWAP / "default_memory"
 NEW, OLD = "gpg_swap_sound", "gpg_swap_memory_recency0.8"
 SIX_SEEDS = (100, 101, 104, 105, 106, 107)
+# The sparse -1-per-step tasks: the score of an episode that never reaches the goal before the time limit
+NEVER_THERE = {"MountainCar-v0": -200.0, "Acrobot-v1": -500.0}
+# The tasks whose PPO entry leaves gae_lambda unset on Box observations, where the constructor's "auto" trains (on
+# FrozenLake-v1's the bins keep 1): its runs, tuning seeds (the rule's) and the finals
+AUTO_LAMBDA_TASKS = ("Ant-v5", "Pusher-v5")
+AUTO_LAMBDA_RUNS = ((SWAP / "diagnosis", (100, 101, 104)), (SWAP / "lambda_auto", (110, 111)))
 
 
 def final(folder: Path, metric: int) -> float:

@@ -56,7 +56,9 @@ def invalid_actions(n_envs: int) -> Any:
 # The digests are of the CPU's arithmetic: on the CPU wherever the script runs, a GPU machine's included
 ON_CPU = dict(seed=0, device="cpu")
 CASES: dict[str, Callable[[], Any]] = {
-    "cartpole-default": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, **ON_CPU),
+    # the constructor's estimator at lambda 1, as before gae_lambda defaulted to "auto" (the next case)
+    "cartpole-default": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, **ON_CPU, gae_lambda=1.0),
+    "cartpole-auto-lambda": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, **ON_CPU),
     "cartpole-paper": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, **ON_CPU, baseline="bins"),
     "cartpole-loo-min2-binstd": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, **ON_CPU, leave_one_out=True,
                                             min_bin_count=2, advantage_scale="bin_std", baseline="bins"),
@@ -78,13 +80,13 @@ CASES: dict[str, Callable[[], Any]] = {
                                                                 **ON_CPU, baseline="linear", gae_lambda=0.95,
                                                                 truncated_returns="bootstrap"),
     "pendulum-knn-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, **ON_CPU,
-                                               baseline="knn", truncated_returns="bootstrap"),
+                                               baseline="knn", truncated_returns="bootstrap", gae_lambda=1.0),
     # 64-step rollouts of 200-step episodes: some hold no complete return, which the memory completes
     "pendulum-memory-fourier-bootstrap-norm": lambda: GPG("MlpPolicy", pendulum(4), n_steps=64, batch_size=64, **ON_CPU,
                                                           baseline="linear", truncated_returns="bootstrap",
-                                                          baseline_kwargs=dict(memory=2, fourier=16)),
+                                                          baseline_kwargs=dict(memory=2, fourier=16), gae_lambda=1.0),
     "cartpole-knn": lambda: GPG("MlpPolicy", cartpole(4), n_steps=64, batch_size=64, **ON_CPU, baseline="knn",
-                                truncated_returns="keep"),
+                                truncated_returns="keep", gae_lambda=1.0),
     "maskable": lambda: MaskableGPG("MlpPolicy", invalid_actions(2), n_steps=64, batch_size=32, **ON_CPU, baseline="bins"),
     "recurrent-bootstrap": lambda: RecurrentGPG("MlpLstmPolicy", cartpole(2), n_steps=64, batch_size=32, **ON_CPU,
                                                 truncated_returns="bootstrap", n_epochs=2, baseline="bins"),

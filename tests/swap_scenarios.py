@@ -155,11 +155,15 @@ DIFFERENCES: dict[tuple[str, str], Difference] = {
             ("enable_critic_lstm=False", "ok", None),
         )
     },
+    ("PPO", "default gae_lambda"): Difference(
+        "auto", "GPG's lambda is chosen per rollout: 1 (returns minus group baselines) where they explain the returns"
+    ),
     **{
         (anchor, "default gae_lambda"): Difference(
             1.0, "GPG's advantages are returns minus group baselines (lambda 1); a lower lambda is GAE over the baselines"
         )
         for anchor in ANCHORS
+        if anchor != "PPO"
     },
     **{
         (anchor, "default vf_coef"): Difference(None, "no value loss: a vf_coef that is set is named in GPG's warning")

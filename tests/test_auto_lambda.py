@@ -4,6 +4,8 @@ returns, 1 otherwise; checked on the rule alone and through the buffer, on rollo
 or do not.
 """
 
+import inspect
+
 import numpy as np
 import pytest
 import torch as th
@@ -35,23 +37,46 @@ def rollouts(noise, n_rollouts=4, n_steps=64, n_envs=4, seed=0):
         yield rng.normal(size=(n_steps, n_envs, 3)).astype(np.float32), rewards, starts
 
 
-@pytest.mark.parametrize(("noise", "expected"), [(0.0, 1.0), (3.0, PPO_LAMBDA)])
-def test_the_buffer_takes_ppos_lambda_where_the_baselines_explain_little_of_the_returns(noise, expected):
-    buffer = GroupRolloutBuffer(64, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=0.99, n_envs=4, gae_lambda="auto",
-                                baseline="auto", truncated_returns="bootstrap")  # fmt: skip
+def lambdas_used(buffer, noise):
+    """:return: GAE's lambda of each of the rollouts (``rollouts(noise)``) computed in ``buffer``, checked to be the
+    same when a rollout is computed again (which reads the explained variance as it was before the first time)"""
     used = []
     for observations, rewards, starts in rollouts(noise):
         buffer.reset()
         for step in range(64):
             buffer.add(observations[step], np.zeros((4, 1)), rewards[step], starts[step], th.zeros(4), th.zeros(4))
-        buffer.compute_returns_and_advantage(th.zeros(4), np.ones(4, dtype=bool), last_obs=observations[-1])
-        used.append(buffer.group_stats["gae_lambda"])
-        # computed again, the rollout reads the explained variance as it was before the first time
-        buffer.compute_returns_and_advantage(th.zeros(4), np.ones(4, dtype=bool), last_obs=observations[-1])
-        assert buffer.group_stats["gae_lambda"] == used[-1]
+        for _ in range(2):
+            buffer.compute_returns_and_advantage(th.zeros(4), np.ones(4, dtype=bool), last_obs=observations[-1])
+            used.append(buffer.gae_lambda)
+        assert used[-1] == used[-2]
+    return used[::2]
+
+
+@pytest.mark.parametrize(("noise", "expected"), [(0.0, 1.0), (3.0, PPO_LAMBDA)])
+def test_the_buffer_takes_ppos_lambda_where_the_baselines_explain_little_of_the_returns(noise, expected):
+    buffer = GroupRolloutBuffer(64, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=0.99, n_envs=4, gae_lambda="auto",
+                                baseline="auto", truncated_returns="bootstrap")  # fmt: skip
+    used = lambdas_used(buffer, noise)
     assert used[0] == 1.0 and used[1:] == [expected] * 3
+    assert buffer.group_stats["gae_lambda"] == expected
     buffer.reset_estimator_state()
     assert len(buffer._explained) == 0
+
+
+def test_under_the_bins_auto_keeps_monte_carlo_advantages():
+    # the threshold reads a fitted baseline's explained variance: the bins keep lambda 1 where the returns are as
+    # noisy as those on which the linear baseline takes PPO's lambda (above)
+    buffer = GroupRolloutBuffer(64, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=0.99, n_envs=4, gae_lambda="auto",
+                                baseline="bins")  # fmt: skip
+    assert lambdas_used(buffer, 3.0) == [1.0] * 4 and not buffer.auto_lambda
+
+
+def test_gpgs_default_is_auto_and_the_variants_keep_monte_carlo_advantages():
+    from sb3_gpg import MaskableGPG, MaskableRecurrentGPG, RecurrentGPG
+
+    assert inspect.signature(GPG).parameters["gae_lambda"].default == "auto"
+    for variant in (MaskableGPG, RecurrentGPG, MaskableRecurrentGPG):
+        assert inspect.signature(variant).parameters["gae_lambda"].default == 1.0, variant
 
 
 def test_a_model_saved_and_loaded_keeps_auto_and_a_misspelt_value_is_refused(tmp_path):
@@ -61,5 +86,9 @@ def test_a_model_saved_and_loaded_keeps_auto_and_a_misspelt_value_is_refused(tmp
     model.save(tmp_path / "model.zip")
     loaded = GPG.load(tmp_path / "model.zip")
     assert loaded.gae_lambda == "auto" and loaded.rollout_buffer.auto_lambda
+    # a file that holds a number (as every file saved before "auto" was the default holds 1.0) keeps it
+    GPG("MlpPolicy", "Pendulum-v1", gae_lambda=1.0, n_steps=64, batch_size=64, seed=0).save(tmp_path / "one.zip")
+    loaded = GPG.load(tmp_path / "one.zip")
+    assert loaded.gae_lambda == loaded.rollout_buffer.gae_lambda == 1.0 and not loaded.rollout_buffer.auto_lambda
     with pytest.raises(ValueError, match="'auto'"):
         GPG("MlpPolicy", "Pendulum-v1", gae_lambda="Auto")

@@ -190,7 +190,8 @@ def test_the_algorithms_linear_baseline_gets_the_same_defaults_under_auto_and_li
     from sb3_gpg.estimator.fitted_baselines import BASELINE_KWARGS
 
     def kwargs(**options):
-        model = getattr(sb3_gpg, algorithm)(policy, env_id, n_steps=16, batch_size=16, device="cpu", **options)
+        # lambda 1, the variants' default, for all four: the target "auto" is then made concrete
+        model = getattr(sb3_gpg, algorithm)(policy, env_id, n_steps=16, batch_size=16, gae_lambda=1.0, device="cpu", **options)
         resolved = dict(model.rollout_buffer.baseline_kwargs)
         # the Fourier features' seed, where not given, drawn from the model's
         assert isinstance(resolved["fourier_seed"], int)

@@ -48,7 +48,7 @@ class CountingEnv(gym.Wrapper):
         (dict(baseline_kwargs=dict(memory=2, fourier=4, fourier_seed=-1)), r"fourier_seed'\] must be at least 0, got -1"),
         (dict(baseline_kwargs=dict(choose_size="no")), r"choose_size'\] must be True or False, got 'no'"),
         (dict(baseline_kwargs=dict(optimism=1)), r"optimism'\] must be True or False, got 1"),
-        (dict(baseline_kwargs=dict(target="lambda_returns")), r"gae_lambda=1\.0 \(GPG's default\) makes them the Monte-Carlo"),
+        (dict(gae_lambda=1.0, baseline_kwargs=dict(target="lambda_returns")), r"gae_lambda=1\.0 makes them the Monte-Carlo"),
         (dict(baseline_kwargs=dict(target="td")), r"target'\] must be one of \('auto', 'returns', 'lambda_returns'\), got"),
         (dict(baseline_kwargs=dict(memory=0, recency=0.9)), r"recency'\] is an argument of the memory .* which is 0 \(off\)"),
         (

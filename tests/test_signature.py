@@ -76,6 +76,7 @@ def test_estimator_options_are_those_the_estimator_runs_with(trained_on_pendulum
     assert options is model.rollout_buffer.group_options
     assert (options.baseline, options.truncated_returns) == ("linear", "bootstrap")
     assert isinstance(options.baseline_kwargs, dict) and "memory" in options.baseline_kwargs
-    assert options.baseline_kwargs["target"] == "returns"  # "auto" at GPG's gae_lambda of 1
+    # under GPG's gae_lambda="auto" the target follows each rollout's lambda: "auto" until then
+    assert model.gae_lambda == "auto" and options.baseline_kwargs["target"] == "auto"
     with pytest.raises(AttributeError):
         model.estimator_options = GroupOptions()  # read-only

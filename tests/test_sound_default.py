@@ -305,14 +305,17 @@ def test_the_random_features_are_drawn_from_the_models_seed():
     assert feature_seed(1) != feature_seed(2)
 
 
-def test_the_constructors_default_and_gpg_ymls_default_entry_are_one_estimator():
+def test_the_constructors_default_and_gpg_ymls_default_entry_are_one_estimator_at_lambda_one():
+    # the entry names the lambda it was tuned with, 1; the constructor chooses it ("auto")
     from importlib import resources
 
     entry = yaml.safe_load(resources.files("sb3_gpg").joinpath("hyperparams/gpg.yml").read_text())["default"]
-    options = {name: entry[name] for name in ("baseline", "baseline_kwargs") if name in entry}
-    constructor = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, seed=0)
+    options = {name: entry[name] for name in ("baseline", "baseline_kwargs", "gae_lambda") if name in entry}
+    assert options["gae_lambda"] == 1.0
+    constructor = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, seed=0, gae_lambda=1.0)
     from_entry = GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, seed=0, **options)
     assert from_entry.rollout_buffer.group_options == constructor.rollout_buffer.group_options
+    assert GPG("MlpPolicy", "Pendulum-v1", n_steps=64, batch_size=64, seed=0).gae_lambda == "auto"
 
 
 @pytest.mark.parametrize(

@@ -311,8 +311,7 @@ def test_finals_json_counts_its_seeds_and_discloses_the_earlier_runs(tmp_path):
 def test_each_committed_tuning_run_ran_its_settings_pinned_entry_with_its_params():
     # A setting with a base names the entry it was tried against as its runs ran it: each committed run's config.yml
     # (the entry rl_zoo3 trained with) is that base with the run's -params (args.yml), so the base pins what ran
-    from sb3_gpg.estimator.options import PAPER_ESTIMATOR
-    from sb3_gpg_bench.suites import SUITES, pinned_entry
+    from sb3_gpg_bench.suites import BEFORE_DEFAULTS_CHANGED, SUITES, pinned_entry
 
     class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml's parser, where PyYAML has it
         pass
@@ -334,11 +333,27 @@ def test_each_committed_tuning_run_ran_its_settings_pinned_entry_with_its_params
             ran = yaml.load((run / "args.yml").read_text(), Loader)["hyperparams"] or {}
             config = yaml.load((run / "config.yml").read_text(), Loader)
             expected = pinned_entry(settings[name].base, env_id) | ran
-            # runs made since the constructor's defaults changed also name the estimator the base ran with
-            filled = {key: value for key, value in PAPER_ESTIMATOR.items() if key not in expected}
-            assert expected == config or expected | filled == config, run.name
+            # runs made since the constructor's defaults changed also name the estimator the base ran with (and since
+            # its lambda changed, the lambda)
+            filled = {key: value for key, value in BEFORE_DEFAULTS_CHANGED.items() if key not in expected}
+            estimator = {key: value for key, value in filled.items() if key != "gae_lambda"}
+            assert config in (expected, expected | estimator, expected | filled), run.name
             checked += 1
     assert checked > 200
+
+
+def test_a_swap_setting_keeps_lambda_one_where_ppos_entry_names_none():
+    # the settings on the constructor's estimator ran with its lambda of the time, 1, where PPO's entry names none
+    # (Ant-v5); an entry's own lambda (HalfCheetah-v5's) wins
+    from sb3_gpg_bench.suite import hyperparams_file, zoo_entry
+    from sb3_gpg_bench.suites import SUITES
+
+    settings = {setting.name: setting for setting in SUITES["swap"].settings}
+    sound = {
+        env_id: hyperparams_file(settings["gpg_swap_sound"], env_id)[0][env_id] for env_id in ("Ant-v5", "HalfCheetah-v5")
+    }
+    assert sound["Ant-v5"]["gae_lambda"] == 1.0
+    assert sound["HalfCheetah-v5"]["gae_lambda"] == zoo_entry("ppo", "HalfCheetah-v5")[0]["gae_lambda"] != 1.0
 
 
 def test_every_score_is_read_within_the_runs_budget(tmp_path):

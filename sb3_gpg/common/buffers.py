@@ -15,6 +15,7 @@ from sb3_gpg.common.swap_guards.foreign_loads import foreign_load_error
 from sb3_gpg.estimator import GROUP_OPTION_NAMES, GroupOptions, estimate
 from sb3_gpg.estimator.auto_lambda import AUTO_LAMBDA, WINDOW, chosen_lambda
 from sb3_gpg.estimator.baseline_memory import BaselineMemory, Equations, Fit
+from sb3_gpg.estimator.fitted_baselines import FITTED_BASELINES
 from sb3_gpg.estimator.returns import episode_times
 
 
@@ -35,8 +36,8 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
     :param action_space: Action space
     :param device: PyTorch device
     :param gae_lambda: GAE's lambda over the baselines, in [0, 1]; 1: advantages are returns minus baselines;
-        ``"auto"``: chosen for each rollout, PPO's 0.95 where the last rollouts' baselines explained too little of
-        their returns, else 1 (``sb3_gpg.estimator.auto_lambda``)
+        ``"auto"``: chosen for each rollout, PPO's 0.95 where the last rollouts' fitted baselines explained too little
+        of their returns, else 1 (``sb3_gpg.estimator.auto_lambda``); 1 under the bins
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
     :param group_options: GPG's own options (the algorithms pass theirs); None: from those of ``kwargs``. A
@@ -64,22 +65,24 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         if group_options is None:
             group_options = GroupOptions(**{name: kwargs.pop(name) for name in GROUP_OPTION_NAMES if name in kwargs})
         self.group_options = _with_feature_seed(options_for_space(group_options, observation_space))
-        # gae_lambda="auto": chosen per rollout from the last rollouts' explained variance (``auto_lambda``), 1 at first
-        self.auto_lambda = isinstance(gae_lambda, str) and gae_lambda == AUTO_LAMBDA
+        # gae_lambda="auto": chosen per rollout from the last rollouts' explained variance (``auto_lambda``), 1 at first;
+        # its threshold reads a fitted baseline's, so under the bins it is 1
+        given_auto = isinstance(gae_lambda, str) and gae_lambda == AUTO_LAMBDA
+        self.auto_lambda = given_auto and self.group_options.baseline in FITTED_BASELINES
         self._explained: deque[float] = deque(maxlen=WINDOW)
-        if self.auto_lambda:
+        if given_auto:
             gae_lambda = 1.0
         elif isinstance(gae_lambda, str) or not 0.0 <= gae_lambda <= 1.0:
             raise ValueError(
                 f"gae_lambda must be in [0, 1] or 'auto', got {gae_lambda!r}: 1.0 gives Monte-Carlo advantages, 'auto' "
-                "PPO's 0.95 where the baselines explain too little of the returns."
+                "PPO's 0.95 where the fitted baselines explain too little of the returns, else 1."
             )
         fits_lambda_returns = (self.group_options.baseline_kwargs or {}).get("target") == "lambda_returns"
-        if fits_lambda_returns and gae_lambda == 1.0 and not self.auto_lambda:
+        if fits_lambda_returns and gae_lambda == 1.0 and not given_auto:
             # an argument that would change nothing: lambda-returns at lambda 1 are the returns
             raise ValueError(
                 "baseline_kwargs['target']='lambda_returns' fits the baseline on its lambda-returns with GAE's lambda, "
-                "but gae_lambda=1.0 (GPG's default) makes them the Monte-Carlo returns, which the default target ('auto') "
+                "but gae_lambda=1.0 makes them the Monte-Carlo returns, which the default target ('auto') "
                 "fits at 1: set gae_lambda below 1 (PPO's default is 0.95), or drop target."
             )
         if not self.auto_lambda:  # else the estimator reads the target for each rollout's lambda
@@ -111,8 +114,9 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
 
     def reset_estimator_state(self) -> None:
         """
-        Forget the linear baseline's memory (another env, e.g. ``set_env``, has returns of its own). The episode
-        times restart by themselves where the env is reset (its first step starts an episode).
+        Forget the linear baseline's memory and the explained variance that ``gae_lambda="auto"`` reads (another env,
+        e.g. ``set_env``, has returns of its own). The episode times restart by themselves where the env is reset (its
+        first step starts an episode).
         """
         self.baseline_memory.clear()
         self._explained.clear()

@@ -63,10 +63,10 @@ class GPG(ActorOnlyOnPolicyAlgorithm):
     :param batch_size: Minibatch size
     :param n_epochs: Number of epoch when optimizing the surrogate loss
     :param gamma: Discount factor
-    :param gae_lambda: GAE's lambda over the group baselines; 1 (the default, not PPO's 0.95): Monte-Carlo advantages;
-        ``"auto"``: PPO's 0.95 for a rollout where the last rollouts' baselines explained less than 0.85 of the
-        variance of their returns, else 1 (``sb3_gpg.estimator.auto_lambda``); 1 again after a load, which starts the
-        rollouts read over
+    :param gae_lambda: GAE's lambda over the group baselines, in [0, 1]; 1: Monte-Carlo advantages; ``"auto"`` (the
+        default, not PPO's 0.95): PPO's 0.95 for a rollout where the last rollouts' fitted baselines explained less
+        than 0.85 of the variance of their returns, else 1 (``sb3_gpg.estimator.auto_lambda``); 1 under the bins and
+        for the first rollout, and again after a load or ``set_env``, which start the rollouts read over
     :param clip_range: Clipping parameter, it can be a function of the current progress remaining (from 1 to 0).
     :param clip_range_vf: PPO's; ignored (no value function)
     :param normalize_advantage: Whether to normalize or not the advantage (per minibatch, as PPO)
@@ -128,7 +128,7 @@ class GPG(ActorOnlyOnPolicyAlgorithm):
         batch_size: int = 64,
         n_epochs: int = 10,
         gamma: float = 0.99,
-        gae_lambda: float | str = 1.0,
+        gae_lambda: float | str = "auto",
         clip_range: float | Schedule = 0.2,
         clip_range_vf: float | Schedule | None = None,
         normalize_advantage: bool = True,
@@ -284,8 +284,9 @@ class GPG(ActorOnlyOnPolicyAlgorithm):
 
     def set_env(self, env: GymEnv, force_reset: bool = True) -> None:
         """
-        ``BaseAlgorithm.set_env``; the rollout buffer then forgets the old env's episode times and the linear baseline's
-        memory of its returns (``reset_estimator_state``), so that a new task does not inherit the old task's.
+        ``BaseAlgorithm.set_env``; the rollout buffer then forgets the old env's episode times, the linear baseline's
+        memory of its returns and the explained variance ``gae_lambda="auto"`` reads (``reset_estimator_state``), so
+        that a new task does not inherit the old task's.
         """
         super().set_env(env, force_reset)
         if getattr(self, "rollout_buffer", None) is not None:
@@ -301,7 +302,8 @@ class GPG(ActorOnlyOnPolicyAlgorithm):
         """
         The options the estimator runs with, once the model is set up: ``group_options`` made concrete for the
         observations (``"auto"`` resolved, ``truncated_returns`` set, ``baseline_kwargs`` with their defaults filled
-        in), as the rollout buffer holds them (``GroupOptions.resolved`` and ``checked``).
+        in), as the rollout buffer holds them (``GroupOptions.resolved`` and ``checked``). Under ``gae_lambda="auto"``
+        the linear baseline's ``target`` stays ``"auto"``: it follows each rollout's lambda.
         """
         return self.rollout_buffer.group_options
 

@@ -42,8 +42,8 @@ class MaskableRecurrentGPG(BaseMaskableGPG, RecurrentGPG):
     :param n_epochs: Number of epoch when optimizing the surrogate loss
     :param gamma: Discount factor
     :param gae_lambda: GAE's lambda over the group baselines; 1 (the default, not PPO's 0.95): Monte-Carlo advantages;
-        ``"auto"``: PPO's 0.95 for a rollout where the last rollouts' baselines explained less than 0.85 of the
-        variance of their returns, else 1 (``sb3_gpg.estimator.auto_lambda``)
+        ``"auto"`` (``GPG``'s default): PPO's 0.95 for a rollout where the last rollouts' fitted baselines explained
+        less than 0.85 of the variance of their returns, else 1 (``sb3_gpg.estimator.auto_lambda``); 1 under the bins
     :param clip_range: Clipping parameter, it can be a function of the current progress remaining (from 1 to 0).
     :param clip_range_vf: PPO's; ignored (no value function)
     :param normalize_advantage: Whether to normalize or not the advantage (per minibatch, as PPO)

@@ -146,8 +146,8 @@ def check_update_settings(
     numbers_given: dict[str, Any] = {"gamma": gamma, "ent_coef": ent_coef, "max_grad_norm": max_grad_norm}
     if isinstance(gae_lambda, str) and gae_lambda != AUTO_LAMBDA:
         raise ValueError(
-            f"gae_lambda={gae_lambda!r}: pass a number in [0, 1] (1.0, GPG's default: Monte-Carlo advantages) or 'auto' "
-            "(PPO's 0.95 where the baselines explain too little of the returns)."
+            f"gae_lambda={gae_lambda!r}: pass a number in [0, 1] (1.0: Monte-Carlo advantages) or 'auto' (PPO's 0.95 "
+            "where the fitted baselines explain too little of the returns, else 1)."
         )
     if gae_lambda != AUTO_LAMBDA:
         numbers_given["gae_lambda"] = gae_lambda
