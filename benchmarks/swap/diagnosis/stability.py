@@ -1,14 +1,15 @@
 """
 How much of a fresh-seed gap is the task's own variance: every committed run of a task with the adopted default's
 settings (its six tuning seeds, ``../lambda_target``'s or, where the entry's lambda is 1, ``../sound_default``'s, and
-the fresh seeds 108-109) and with rl_zoo3's PPO entry (one committed run per seed with the fresh-seed PPO runs' entry,
-budget, evaluation steps, episodes and evaluation seed, the swap suite's own where a seed ran in several suites), read
-from the committed logs; nothing is trained. Per run: the final evaluation, the mean of the last five, the mean of the
-second half's evaluations, the share of evaluation episodes that last the task's time limit by quarter of training,
-and from the training log (where the run kept one) the second half's approximate KL and clip fraction, the policy's
-std at the end and the training episodes' length over the last tenth. Writes ``stability/<task>.md`` and
-``stability/<task>.png`` (each run's evaluations, and the two algorithms' means over their runs) for every task whose
-fresh seeds are complete, and ``stability/README.md``, the means of every task as PPO's fraction.
+the fresh seeds 108-109; where the entry leaves lambda unset, ``gae_lambda="auto"``'s tuning seeds and finals) and with
+rl_zoo3's PPO entry (one committed run per seed with the fresh-seed PPO runs' entry, budget, evaluation steps, episodes
+and evaluation seed, the swap suite's own where a seed ran in several suites), read from the committed logs; nothing is
+trained. Per run: the final evaluation, the mean of the last five, the mean of the second half's evaluations, the share
+of evaluation episodes that last the task's time limit by quarter of training, and from the training log (where the run
+kept one) the second half's approximate KL and clip fraction, the policy's std at the end and the training episodes'
+length over the last tenth. Writes ``stability/<task>.md`` and ``stability/<task>.png`` (each run's evaluations, and
+the two algorithms' means over their runs) for every task whose fresh seeds are complete, and ``stability/README.md``,
+the means of every task as PPO's fraction.
 
     python benchmarks/swap/diagnosis/stability.py
 """
@@ -32,12 +33,15 @@ FRESH = swap_rules.SWAP / "fresh_seeds"
 GPG_TUNING = ((swap_rules.SWAP / "lambda_target", "gpg_swap_lambda"), (swap_rules.SOUND, "gpg_swap_sound"))
 FRESH_SEEDS = (108, 109)
 SETTINGS = ("ppo", "gpg_swap_lambda_default")
+AUTO = "gpg_swap_lambda_auto"
 COLUMNS = ("seed", "in", "final", "last five", "second half", "at the time limit, by quarter", "KL, 2nd half", "clip fraction",
            "std at end", "episode length, last tenth")  # fmt: skip
 
 
 def gpg_runs(task: str) -> list[Path]:
     """:return: the committed runs of ``task`` with the adopted default's settings, tuning seeds first"""
+    if task in swap_rules.AUTO_LAMBDA_TASKS:  # the constructor's gae_lambda="auto" trains there
+        return [swap_rules.run(root, task, AUTO, seed) for root, seeds in swap_rules.AUTO_LAMBDA_RUNS for seed in seeds]
     runs = [swap_rules.run(FRESH, task, SETTINGS[1], seed) for seed in FRESH_SEEDS]
     for root, setting in GPG_TUNING:
         tuning = [swap_rules.run(root, task, setting, seed) for seed in swap_rules.SIX_SEEDS]
@@ -143,7 +147,8 @@ def main() -> None:
               ""]  # fmt: skip
     lines += ["| task | runs, GPG / PPO | final | last five | second half |", "|---|---|---|---|---|"]
     for task in sorted({run.name.split("__")[0] for run in (FRESH / "runs").glob("*__seed*")}):
-        if all(swap_rules.run(FRESH, task, setting, seed).exists() for setting in SETTINGS for seed in FRESH_SEEDS):
+        fresh = all(swap_rules.run(FRESH, task, setting, seed).exists() for setting in SETTINGS for seed in FRESH_SEEDS)
+        if fresh and all(run.exists() for run in gpg_runs(task)):
             fractions, runs = report(task)
             lines.append(f"| [{task}]({task}.md) | {runs} | " + " | ".join(f"{x:.2f}" for x in fractions) + " |")
     (OUT / "README.md").write_text("\n".join(lines) + "\n")

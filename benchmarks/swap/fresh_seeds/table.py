@@ -20,8 +20,6 @@ from sb3_gpg_bench import swap_rules
 HERE = Path(__file__).parent
 SEEDS = (108, 109)
 GPG = "gpg_swap_lambda_default"
-# the score of an episode that never reaches the goal before the time limit
-NEVER_THERE = {"MountainCar-v0": -200.0, "Acrobot-v1": -500.0}
 
 
 def scores(task: str, setting: str, metric: int) -> np.ndarray:
@@ -51,7 +49,7 @@ def main() -> None:
         misses = []
         if fraction < 0.8:
             misses.append("below 0.8 of PPO")
-        never = NEVER_THERE.get(task)
+        never = swap_rules.NEVER_THERE.get(task)
         if never is not None and (gpg <= never).any() and (ppo > never).all():
             misses.append(f"{int((gpg <= never).sum())} run(s) never reach the goal")
         cells = [

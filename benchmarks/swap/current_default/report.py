@@ -1,0 +1,95 @@
+"""
+The one-word swap under the constructor's current default, on seeds nothing was chosen on (README.md): per task the
+newest finals of the setting that trains as the current default does there, and PPO's runs of the same seeds. Ant-v5
+and Pusher-v5, whose PPO entries leave ``gae_lambda`` unset, take ``gae_lambda="auto"`` from the constructor: their
+finals on seeds 110 and 111 (``../lambda_auto``). Every other task's entry names its lambda, so the default trains
+there as ``gpg_swap_lambda_default`` did on seeds 108 and 109 (``../fresh_seeds``).
+
+Writes ``table.md`` (per task: the seeds and folder, PPO's and GPG's final evaluation and the mean of the last five,
+mean ± std over seeds, GPG's mean as a fraction of PPO's over random play's, the verdict: behind or ahead by more than
+the larger std, else level; and the issue's targets) and ``aggregate.md`` (rliable's IQM of PPO-normalised scores with
+95% stratified bootstrap intervals and the probability of improving on PPO, ``sb3_gpg_bench.suite_report``).
+
+    python benchmarks/swap/current_default/report.py
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from sb3_gpg_bench import swap_rules
+from sb3_gpg_bench.suite_report import aggregate, finished_runs, normalised, scores
+from sb3_gpg_bench.suites import SUITES, Setting, Suite
+
+HERE = Path(__file__).parent
+GPG = "gpg_swap_current"
+# where the current default's finals of a task are: the folder, the setting that ran it there, the seeds
+AUTO_SOURCE = (swap_rules.AUTO_LAMBDA_RUNS[-1][0], "gpg_swap_lambda_auto", list(swap_rules.AUTO_LAMBDA_RUNS[-1][1]))
+NAMED_SOURCE = (swap_rules.SWAP / "fresh_seeds", "gpg_swap_lambda_default", [108, 109])
+SOURCES = dict.fromkeys(swap_rules.AUTO_LAMBDA_TASKS, AUTO_SOURCE)
+
+
+def current_runs(tasks: list[str]) -> dict[tuple[str, str], dict[int, Path]]:
+    """:return: per (task, "ppo" or ``GPG``), the finished runs' folders by seed, from each task's source"""
+    swap = SUITES["swap"]
+    found: dict[tuple[str, str], dict[int, Path]] = {}
+    for task in tasks:
+        folder, setting, seeds = SOURCES.get(task, NAMED_SOURCE)
+        runs = finished_runs(swap, folder, [task], ["ppo", setting], seeds)
+        for (_, name), by_seed in runs.items():
+            found[(task, "ppo" if name == "ppo" else GPG)] = by_seed
+    return found
+
+
+def targets(task: str, fraction: float, ppo: np.ndarray, gpg: np.ndarray) -> str:
+    """:return: the issue's targets the task misses: 0.8 of PPO, and no run that never reaches the goal where PPO's do"""
+    misses = ["below 0.8 of PPO"] if fraction < 0.8 else []
+    never = swap_rules.NEVER_THERE.get(task)
+    if never is not None and (gpg <= never).any() and (ppo > never).all():
+        misses.append(f"{int((gpg <= never).sum())} run(s) never reach the goal")
+    return "; ".join(misses) or "met"
+
+
+def main() -> None:
+    suite = Suite(SUITES["swap"].tasks, [Setting("ppo", "ppo"), Setting(GPG, "gpg")], "ppo", None)
+    found = current_runs(suite.tasks)
+    tasks = [task for task in suite.tasks if (task, "ppo") in found and (task, GPG) in found]
+    scored = {key: scores(runs) for key, runs in found.items()}
+    floors = json.loads((NAMED_SOURCE[0] / "random_scores.json").read_text())
+    rows = [
+        "| task | seeds (folder) | PPO | GPG | last five: PPO, GPG | of PPO | verdict | targets |",
+        "|---" * 8 + "|",
+    ]
+    verdicts: dict[str, list[str]] = {}
+    for task in tasks:
+        ppo, gpg = (np.array(list(scored[(task, name)][0].values())) for name in ("ppo", GPG))
+        last_ppo, last_gpg = (np.mean(list(scored[(task, name)][1].values())) for name in ("ppo", GPG))
+        floor = floors[task]["mean"]
+        fraction = (gpg.mean() - floor) / (ppo.mean() - floor) if ppo.mean() > floor else float("nan")
+        verdict = swap_rules.judge(task, gpg.mean() - ppo.mean(), max(ppo.std(), gpg.std()), verdicts)
+        folder, _, seeds = SOURCES.get(task, NAMED_SOURCE)
+        cells = [
+            f"{', '.join(map(str, seeds))} ({folder.name})",
+            f"{ppo.mean():.1f} ± {ppo.std():.1f}",
+            f"{gpg.mean():.1f} ± {gpg.std():.1f}",
+            f"{last_ppo:.1f}, {last_gpg:.1f}",
+            f"{fraction:.2f}",
+            verdict,
+            "" if np.isnan(fraction) else targets(task, fraction, ppo, gpg),
+        ]
+        rows.append(f"| {task} | {' | '.join(cells)} |")
+    counts = "; ".join(f"{verdict} on {len(names)} ({', '.join(names)})" for verdict, names in sorted(verdicts.items()))
+    absent = [task for task in suite.tasks if task not in tasks]
+    text = "\n".join(rows) + f"\n\n{counts}.\n" + (f"\nNo runs of: {', '.join(absent)}.\n" if absent else "")
+    (HERE / "table.md").write_text(text)
+    per_metric, left_out = {}, set()
+    for metric in (0, 1):
+        per_metric[metric], left = normalised(suite, NAMED_SOURCE[0], tasks, scored, metric)
+        left_out |= set(left)
+    summary, _ = aggregate(suite, HERE, tasks, per_metric, left_out)
+    print(text + "\n" + summary)
+
+
+if __name__ == "__main__":
+    main()
