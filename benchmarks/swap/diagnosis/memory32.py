@@ -1,0 +1,73 @@
+"""
+The screen of a 32-rollout memory on InvertedDoublePendulum-v5 (README.md, "One change: a longer memory where the
+rollout is short"): per run of ``memory32/runs`` the median held-out explained variance of the baselines over the run
+and per quarter (each rollout's, from the training log), the share of evaluation episodes at the time limit per
+quarter, the final evaluation, the mean of the last five and the mean of the second half's evaluations; then the
+screen's verdict. Writes ``memory32/screen.md``.
+
+    python benchmarks/swap/diagnosis/memory32.py
+"""
+
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+from sb3_gpg_bench import swap_rules
+from sb3_gpg_bench.suite import read_training_log
+from sb3_gpg_bench.timing import evaluations
+
+HERE = Path(__file__).parent / "memory32"
+TASK = "InvertedDoublePendulum-v5"
+CANDIDATE, REFERENCE = "gpg_swap_memory32", "gpg_swap_lambda_default"
+SEEDS = (100, 101)
+
+
+def measures(run: Path, limit: int) -> dict[str, float | list[float]]:
+    """:return: the run's median held-out explained variance (over the run, per quarter), episodes at the limit per
+    quarter and its evaluations' final, last five and second half"""
+    explained = np.array(read_training_log(run)["train/baseline_explained_variance"])
+    steps, returns = evaluations(run)
+    lengths = np.load(run / "evaluations.npz")["ep_lengths"][: len(steps)]
+    return {
+        "explained": float(np.median(explained[:, 1])),
+        "explained by quarter": [float(np.median(part[:, 1])) for part in np.array_split(explained, 4)],
+        "at the limit by quarter": [float((part >= limit).mean()) for part in np.array_split(lengths, 4)],
+        "final": float(returns[-1]),
+        "last five": float(returns[-5:].mean()),
+        "second half": float(returns[len(returns) // 2 :].mean()),
+    }
+
+
+def main() -> None:
+    limit = gym.spec(TASK).max_episode_steps
+    read = {(name, seed): measures(swap_rules.run(HERE, TASK, name, seed), limit)
+            for name in (CANDIDATE, REFERENCE) for seed in SEEDS}  # fmt: skip
+    lines = [
+        "| setting | seed | median held-out EV | by quarter | at the limit, by quarter | final | last five | second half |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for (name, seed), m in read.items():
+        quarters = " / ".join(f"{x:.2f}" for x in m["explained by quarter"])  # type: ignore[union-attr]
+        limits = " / ".join(f"{x:.2f}" for x in m["at the limit by quarter"])  # type: ignore[union-attr]
+        lines.append(
+            f"| {name} | {seed} | {m['explained']:.2f} | {quarters} | {limits} | {m['final']:,.1f} | "
+            f"{m['last five']:,.1f} | {m['second half']:,.1f} |"
+        )
+    halves = {name: np.array([read[(name, seed)]["second half"] for seed in SEEDS]) for name in (CANDIDATE, REFERENCE)}
+    spread = max(values.std() for values in halves.values())
+    fits_better = all(read[(CANDIDATE, seed)]["explained"] > read[(REFERENCE, seed)]["explained"] for seed in SEEDS)
+    ahead = halves[CANDIDATE].mean() - halves[REFERENCE].mean() > spread
+    lines += [
+        "",
+        f"Second half, mean ± std over seeds: {CANDIDATE} {halves[CANDIDATE].mean():,.1f} ± {halves[CANDIDATE].std():,.1f}, "
+        f"{REFERENCE} {halves[REFERENCE].mean():,.1f} ± {halves[REFERENCE].std():,.1f}.",
+        f"Median held-out EV above the reference's on both seeds: {fits_better}; second half ahead by more than the "
+        f"larger std ({spread:,.1f}): {ahead}. Screen: {'goes on' if fits_better and ahead else 'rejected as measured'}.",
+    ]
+    (HERE / "screen.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
