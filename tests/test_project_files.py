@@ -428,7 +428,7 @@ def test_estimator_guide_quotes_the_swap_suites_committed_iqms():
     shown = {label: row[1:] for row in rows for label in expected if row[0].startswith(label)}
     assert shown == expected, "docs/guide/estimator.rst's table no longer quotes benchmarks/swap's IQMs: update it"
     # the memory default bootstrapped beside the sound one on the same seeds
-    assert f"the memory default before it reads {iqms['gpg_swap_memory_recency0.8']}" in flat(page), iqms
+    assert f"the earlier default (linear with memory) reads {iqms['gpg_swap_memory_recency0.8']}" in flat(page), iqms
 
 
 RESULTS_FILE_LIMIT = 512 * 1024
