@@ -22,6 +22,7 @@ NEVER_THERE = {"MountainCar-v0": -200.0, "Acrobot-v1": -500.0}
 # The tasks whose PPO entry leaves gae_lambda unset on Box observations, where the constructor's "auto" trains (on
 # FrozenLake-v1's the bins keep 1): its runs, tuning seeds (the rule's) and the finals
 AUTO_LAMBDA_TASKS = ("Ant-v5", "Pusher-v5")
+AUTO_LAMBDA = "gpg_swap_lambda_auto"
 AUTO_LAMBDA_RUNS = ((SWAP / "diagnosis", (100, 101, 104)), (SWAP / "lambda_auto", (110, 111)))
 
 
@@ -32,6 +33,25 @@ def final(folder: Path, metric: int) -> float:
 
 def run(root: Path, task: str, setting: str, seed: int) -> Path:
     return root / "runs" / f"{task}__{setting}__seed{seed}"
+
+
+def of_ppo(gpg: float, ppo: float, floor: float) -> float:
+    """:return: GPG's score as a fraction of PPO's over random play's ``floor``; NaN where PPO does no better than it"""
+    return (gpg - floor) / (ppo - floor) if ppo > floor else float("nan")
+
+
+def targets_missed(task: str, fraction: float, ppo: np.ndarray, gpg: np.ndarray) -> str:
+    """
+    :param fraction: GPG's mean as a fraction of PPO's (``of_ppo``)
+    :param ppo: PPO's final evaluations, one per seed (``gpg``: GPG's)
+    :return: the swap issue's targets the task misses (at least 0.8 of PPO; no run that never reaches the goal where
+        every PPO run does), "met" where it misses none
+    """
+    misses = ["below 0.8 of PPO"] if fraction < 0.8 else []
+    never = NEVER_THERE.get(task)
+    if never is not None and (gpg <= never).any() and (ppo > never).all():
+        misses.append(f"{int((gpg <= never).sum())} run(s) never reach the goal")
+    return "; ".join(misses) or "met"
 
 
 def judge(task: str, difference: float, spread: float, verdicts: dict[str, list[str]]) -> str:

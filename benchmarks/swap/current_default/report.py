@@ -25,7 +25,7 @@ from sb3_gpg_bench.suites import SUITES, Setting, Suite
 HERE = Path(__file__).parent
 GPG = "gpg_swap_current"
 # where the current default's finals of a task are: the folder, the setting that ran it there, the seeds
-AUTO_SOURCE = (swap_rules.AUTO_LAMBDA_RUNS[-1][0], "gpg_swap_lambda_auto", list(swap_rules.AUTO_LAMBDA_RUNS[-1][1]))
+AUTO_SOURCE = (swap_rules.AUTO_LAMBDA_RUNS[-1][0], swap_rules.AUTO_LAMBDA, list(swap_rules.AUTO_LAMBDA_RUNS[-1][1]))
 NAMED_SOURCE = (swap_rules.SWAP / "fresh_seeds", "gpg_swap_lambda_default", [108, 109])
 SOURCES = dict.fromkeys(swap_rules.AUTO_LAMBDA_TASKS, AUTO_SOURCE)
 
@@ -40,15 +40,6 @@ def current_runs(tasks: list[str]) -> dict[tuple[str, str], dict[int, Path]]:
         for (_, name), by_seed in runs.items():
             found[(task, "ppo" if name == "ppo" else GPG)] = by_seed
     return found
-
-
-def targets(task: str, fraction: float, ppo: np.ndarray, gpg: np.ndarray) -> str:
-    """:return: the issue's targets the task misses: 0.8 of PPO, and no run that never reaches the goal where PPO's do"""
-    misses = ["below 0.8 of PPO"] if fraction < 0.8 else []
-    never = swap_rules.NEVER_THERE.get(task)
-    if never is not None and (gpg <= never).any() and (ppo > never).all():
-        misses.append(f"{int((gpg <= never).sum())} run(s) never reach the goal")
-    return "; ".join(misses) or "met"
 
 
 def main() -> None:
@@ -66,7 +57,7 @@ def main() -> None:
         ppo, gpg = (np.array(list(scored[(task, name)][0].values())) for name in ("ppo", GPG))
         last_ppo, last_gpg = (np.mean(list(scored[(task, name)][1].values())) for name in ("ppo", GPG))
         floor = floors[task]["mean"]
-        fraction = (gpg.mean() - floor) / (ppo.mean() - floor) if ppo.mean() > floor else float("nan")
+        fraction = swap_rules.of_ppo(gpg.mean(), ppo.mean(), floor)
         verdict = swap_rules.judge(task, gpg.mean() - ppo.mean(), max(ppo.std(), gpg.std()), verdicts)
         folder, _, seeds = SOURCES.get(task, NAMED_SOURCE)
         cells = [
@@ -76,7 +67,7 @@ def main() -> None:
             f"{last_ppo:.1f}, {last_gpg:.1f}",
             f"{fraction:.2f}",
             verdict,
-            "" if np.isnan(fraction) else targets(task, fraction, ppo, gpg),
+            "" if np.isnan(fraction) else swap_rules.targets_missed(task, fraction, ppo, gpg),
         ]
         rows.append(f"| {task} | {' | '.join(cells)} |")
     counts = "; ".join(f"{verdict} on {len(names)} ({', '.join(names)})" for verdict, names in sorted(verdicts.items()))

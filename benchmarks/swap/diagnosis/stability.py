@@ -33,7 +33,6 @@ FRESH = swap_rules.SWAP / "fresh_seeds"
 GPG_TUNING = ((swap_rules.SWAP / "lambda_target", "gpg_swap_lambda"), (swap_rules.SOUND, "gpg_swap_sound"))
 FRESH_SEEDS = (108, 109)
 SETTINGS = ("ppo", "gpg_swap_lambda_default")
-AUTO = "gpg_swap_lambda_auto"
 COLUMNS = ("seed", "in", "final", "last five", "second half", "at the time limit, by quarter", "KL, 2nd half", "clip fraction",
            "std at end", "episode length, last tenth")  # fmt: skip
 
@@ -41,7 +40,11 @@ COLUMNS = ("seed", "in", "final", "last five", "second half", "at the time limit
 def gpg_runs(task: str) -> list[Path]:
     """:return: the committed runs of ``task`` with the adopted default's settings, tuning seeds first"""
     if task in swap_rules.AUTO_LAMBDA_TASKS:  # the constructor's gae_lambda="auto" trains there
-        return [swap_rules.run(root, task, AUTO, seed) for root, seeds in swap_rules.AUTO_LAMBDA_RUNS for seed in seeds]
+        return [
+            swap_rules.run(root, task, swap_rules.AUTO_LAMBDA, seed)
+            for root, seeds in swap_rules.AUTO_LAMBDA_RUNS
+            for seed in seeds
+        ]
     runs = [swap_rules.run(FRESH, task, SETTINGS[1], seed) for seed in FRESH_SEEDS]
     for root, setting in GPG_TUNING:
         tuning = [swap_rules.run(root, task, setting, seed) for seed in swap_rules.SIX_SEEDS]
@@ -125,9 +128,7 @@ def report(task: str) -> tuple[list[float], str]:
         means[name] = [curves[:, -1].mean(), curves[:, -5:].mean(), curves[:, curves.shape[1] // 2 :].mean()]
         lines += ["", "Mean over runs: final {:,.1f}, last five {:,.1f}, second half {:,.1f}.".format(*means[name]), ""]
     floor = json.loads((swap_rules.PREVIOUS / "random_scores.json").read_text())[task]["mean"]
-    # as fresh_seeds/table.py: no fraction of a PPO that does no better than random play
-    pairs = zip(means["GPG"], means["PPO"], strict=True)
-    fractions = [(gpg - floor) / (ppo - floor) if ppo > floor else float("nan") for gpg, ppo in pairs]
+    fractions = [swap_rules.of_ppo(gpg, ppo, floor) for gpg, ppo in zip(means["GPG"], means["PPO"], strict=True)]
     lines.append("GPG's means as a fraction of PPO's over random play's: final {:.2f}, last five {:.2f}, second half "
                  "{:.2f}.".format(*fractions))  # fmt: skip
     axis.set(xlabel="steps", ylabel="mean evaluation return", title=task)

@@ -45,20 +45,14 @@ def main() -> None:
         floor = random[task]["mean"]
         verdict = swap_rules.judge(task, gpg.mean() - ppo.mean(), max(ppo.std(), gpg.std()), verdicts)
         swap_rules.normalise(normalised, floor, ppo, {GPG: gpg})
-        fraction = (gpg.mean() - floor) / (ppo.mean() - floor) if ppo.mean() > floor else float("nan")
-        misses = []
-        if fraction < 0.8:
-            misses.append("below 0.8 of PPO")
-        never = swap_rules.NEVER_THERE.get(task)
-        if never is not None and (gpg <= never).any() and (ppo > never).all():
-            misses.append(f"{int((gpg <= never).sum())} run(s) never reach the goal")
+        fraction = swap_rules.of_ppo(gpg.mean(), ppo.mean(), floor)
         cells = [
             f"{ppo.mean():,.1f} ± {ppo.std():,.1f}",
             f"{gpg.mean():,.1f} ± {gpg.std():,.1f}",
             f"{last_ppo.mean():,.1f}, {last_gpg.mean():,.1f}",
             f"{fraction:.2f}",
             verdict,
-            "; ".join(misses) or "met",
+            swap_rules.targets_missed(task, fraction, ppo, gpg),
         ]
         rows.append(f"| {task} | {' | '.join(cells)} |")
     print("\n".join(rows))
