@@ -505,6 +505,14 @@ SWAP = [
     # the constructor's estimator remembering 32 rollouts: for an entry whose rollout is short (one env x 128 steps on
     # InvertedDoublePendulum-v5), as many remembered samples as 8 rollouts of 512 steps
     Setting("gpg_swap_memory32", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'memory':32}"), PPO_ENTRY),
+    # the same memory allowed to outweigh the rollout: each remembered rollout weighs recency ** k, uncapped (the
+    # memory32 screen's memory weighed at most what the rollout does)
+    Setting(
+        "gpg_swap_memory_uncapped",
+        "gpg",
+        (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'memory':32,'recency':0.9,'memory_weight':None}"),
+        PPO_ENTRY,
+    ),
     # the constructor's estimator with the linear baseline's optimism while a constant cost per step hides the goal
     # (MountainCar-v0, Acrobot-v1; the other tasks train as gpg_swap_sound)
     Setting("gpg_swap_optimism", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'optimism':True}"), PPO_ENTRY),

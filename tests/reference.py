@@ -39,8 +39,8 @@ COARSER = {
 # Each fitted baseline's arguments where baseline_kwargs do not give them
 DEFAULT_KWARGS = {
     "bins": {},
-    "linear": {"n_folds": 2, "ridge": 1e-3, "memory": 8, "recency": 0.8, "fourier": 256, "fourier_scale": None,
-               "fourier_seed": None, "choose_size": True, "optimism": False, "target": "auto"},
+    "linear": {"n_folds": 2, "ridge": 1e-3, "memory": 8, "recency": 0.8, "memory_weight": 1.0, "fourier": 256,
+               "fourier_scale": None, "fourier_seed": None, "choose_size": True, "optimism": False, "target": "auto"},
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }  # fmt: skip
 # The linear fit's sizes (its first features) chosen among, besides all of them; the first is the time's alone
@@ -88,7 +88,8 @@ class ReferenceGPG:
     :param advantage_scale: "none" or "bin_std"
     :param gae_lambda: GAE's lambda over the baselines (1: Monte-Carlo advantages)
     :param baseline: "bins", "linear" or "knn"
-    :param baseline_kwargs: given ones replace ``DEFAULT_KWARGS``: n_folds, ridge, memory, recency, fourier,
+    :param baseline_kwargs: given ones replace ``DEFAULT_KWARGS``: n_folds, ridge, memory, recency, memory_weight
+        (None: no cap), fourier,
         fourier_scale, fourier_seed (linear; a fourier_seed of None is 0: give a group buffer's the seed it drew) and
         choose_size (linear: False fits all the features), optimism and target (linear), n_neighbors and max_samples
         (knn: every ceil(n / max_samples)-th candidate is searched)
@@ -474,16 +475,18 @@ class ReferenceGPG:
         """
         :param n_train: the current samples fitted on
         :return: (weight, rollout) of each remembered rollout, oldest first: recency ** a, a rollouts back, all scaled
-            so that together they weigh at most n_train samples
+            so that together they weigh at most memory_weight times n_train samples (no cap where it is None)
         """
-        recency = self.baseline_kwargs["recency"]
+        recency, cap = self.baseline_kwargs["recency"], self.baseline_kwargs["memory_weight"]
         raw = []
         for index in range(len(self.memory)):
             raw.append(recency ** (len(self.memory) - index))
         total = 0.0
         for weight, rollout in zip(raw, self.memory, strict=True):
             total += weight * len(rollout["samples"])
-        scale = min(1.0, n_train / total) if total > 0 and n_train > 0 else 1.0  # the memory alone: unscaled
+        scale = 1.0  # the memory alone (no current sample): unscaled
+        if cap is not None and total > 0 and n_train > 0 and total > cap * n_train:
+            scale = cap * n_train / total
         return [(weight * scale, rollout) for weight, rollout in zip(raw, self.memory, strict=True)]
 
     def chosen_size(self, train, remembered, completion, n_features):

@@ -100,15 +100,24 @@ def assert_references_advantages(model, reference: ReferenceGPG) -> None:
 
 
 # a few random Fourier features keep the loop-by-loop reference quick; the default's count is checked on one rollout above
+# (memory_weight: the remembered rollouts, half a rollout each fold fits on, weigh 0.75 of one: capped at the default's 1
+# and at 0.25, not at all under None)
 @pytest.mark.parametrize(
-    "truncated_returns, fourier",
-    [("bootstrap", dict(fourier=16)), ("mask", dict(fourier=16, fourier_scale=0.25, fourier_seed=7))],
+    "truncated_returns, fourier, memory_weight",
+    [
+        ("bootstrap", dict(fourier=16), 1.0),
+        ("mask", dict(fourier=16, fourier_scale=0.25, fourier_seed=7), 1.0),
+        ("bootstrap", dict(fourier=16), None),
+        ("bootstrap", dict(fourier=16), 0.25),
+    ],
 )
 def test_the_linear_baselines_memory_gets_the_references_baselines_rollout_after_rollout(
-    algorithm: Algorithm, truncated_returns, fourier
+    algorithm: Algorithm, truncated_returns, fourier, memory_weight
 ):
     options = dict(
-        baseline="linear", baseline_kwargs=dict(memory=2, recency=0.5, **fourier), truncated_returns=truncated_returns
+        baseline="linear",
+        baseline_kwargs=dict(memory=2, recency=0.5, memory_weight=memory_weight, **fourier),
+        truncated_returns=truncated_returns,
     )
     model = algorithm.cls(
         algorithm.policy(), algorithm.env(), seed=3, gamma=GAMMA, gae_lambda=0.9, **options, **algorithm.small

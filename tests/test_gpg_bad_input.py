@@ -51,6 +51,9 @@ class CountingEnv(gym.Wrapper):
         (dict(gae_lambda=1.0, baseline_kwargs=dict(target="lambda_returns")), r"gae_lambda=1\.0 makes them the Monte-Carlo"),
         (dict(baseline_kwargs=dict(target="td")), r"target'\] must be one of \('auto', 'returns', 'lambda_returns'\), got"),
         (dict(baseline_kwargs=dict(memory=0, recency=0.9)), r"recency'\] is an argument of the memory .* which is 0 \(off\)"),
+        (dict(baseline_kwargs=dict(memory_weight=0.0)), r"memory_weight'\] must be positive \(or None: no cap\), got 0\.0"),
+        (dict(baseline_kwargs=dict(memory_weight="2")), r"memory_weight'\]='2' must be a number"),
+        (dict(baseline_kwargs=dict(memory=0, memory_weight=None)), r"memory_weight'\] is an argument of the memory"),
         (
             dict(baseline_kwargs=dict(fourier=0, fourier_scale=2.0)),
             r"fourier_scale'\] is an argument of the fourier .* 0 \(off\)",

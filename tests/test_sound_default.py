@@ -419,3 +419,27 @@ def test_completed_returns_stay_within_the_range_of_the_returns_fitted_on():
         )
         assert buffer.returns.max() <= 1.3 / (1 - 0.99) and buffer.values.max() <= 1.3 / (1 - 0.99)
         assert buffer.returns.min() >= 0 and buffer.values.min() >= 0
+
+
+def baselines_after_a_memory(memory_weight, recency, sign=1.0):
+    """
+    :param sign: the remembered rollout's rewards are the first observation times ``sign``; the current rollout's are
+        its opposite
+    :return: the current rollout's baselines, fitted with one remembered rollout
+    """
+    kwargs = dict(memory=1, recency=recency, memory_weight=memory_weight, fourier=8, fourier_seed=3)
+    buffer = make_buffer(GroupRolloutBuffer, 1.0, baseline="linear", truncated_returns="keep", baseline_kwargs=kwargs)
+    for index, (observations, _, starts, last_dones, last_obs) in enumerate(rollouts(11)):
+        rewards = (sign if index == 0 else -sign) * observations[..., 0]
+        fill(buffer, observations, rewards, starts, last_dones, last_obs)
+    return buffer.values.copy()
+
+
+def test_the_remembered_rollouts_weigh_at_most_memory_weight_times_the_current_rollout():
+    # one remembered rollout whose returns go the other way in the first observation: it pulls the fit the more it weighs
+    nearly_alone = baselines_after_a_memory(1.0, 1e-9)
+    pulls = {w: np.abs(baselines_after_a_memory(w, 1.0) - nearly_alone).mean() for w in (0.1, 0.5, 1.0, None)}
+    assert pulls[0.1] < pulls[0.5] < pulls[1.0] <= pulls[None], pulls
+    # where the cap binds, the remembered rollout's own weight (its recency) no longer counts: together they weigh the cap
+    np.testing.assert_allclose(baselines_after_a_memory(0.1, 0.5), baselines_after_a_memory(0.1, 1.0), rtol=1e-9)
+    assert np.abs(baselines_after_a_memory(None, 0.5) - baselines_after_a_memory(None, 1.0)).max() > 1e-3

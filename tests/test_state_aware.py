@@ -198,6 +198,7 @@ def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
         "ridge": 0.5,
         "memory": 3,
         "recency": 0.8,
+        "memory_weight": 1.0,
         "fourier": 256,
         "fourier_scale": None,
         "fourier_seed": seed,

@@ -14,7 +14,7 @@ feature's variance (ridge regression on standardised features, the intercept fre
 intercept of its own (a fixed effect), so that the memory gives the fit the shape of the value over the states and
 times it saw, and the current rollout its level: returns that drift (a policy improving, rewards rescaled) move the
 fit as fast as the current rollout shows. Remembered rollouts weigh ``recency ** k`` (k rollouts back), scaled so that
-together they weigh at most as much as the current rollout's samples in the fit.
+together they weigh at most ``memory_weight`` times the current rollout's samples in the fit (by default as much).
 
 Pure array code; nothing here knows of Stable-Baselines3.
 """
@@ -163,16 +163,19 @@ class BaselineMemory:
         self.rollouts.clear()
         self.last_fit = None
 
-    def weights(self, recency: float, n_current: int) -> list[float]:
+    def weights(self, recency: float, n_current: int, cap: float | None = 1.0) -> list[float]:
         """
         :param recency: the weight of the previous rollout; the one k back weighs ``recency ** k``
         :param n_current: the current rollout's samples in the fit
-        :return: each remembered rollout's weight, oldest first, scaled so that together they weigh at most
-            ``n_current`` samples (not scaled where the fit has no current sample: the memory is all it has)
+        :param cap: together the remembered rollouts weigh at most ``cap * n_current`` samples; None: no cap
+        :return: each remembered rollout's weight, oldest first, scaled to the cap (not scaled where the fit has no
+            current sample: the memory is all it has)
         """
         raw = [recency ** (len(self.rollouts) - index) for index in range(len(self.rollouts))]
         total = sum(weight * rollout.n_samples for weight, rollout in zip(raw, self.rollouts, strict=True))
-        scale = min(1.0, n_current / total) if total > 0 and n_current > 0 else 1.0
+        scale = 1.0
+        if cap is not None and total > 0 and n_current > 0:
+            scale = min(1.0, cap * n_current / total)
         return [weight * scale for weight in raw]
 
 

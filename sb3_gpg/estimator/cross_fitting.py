@@ -170,7 +170,8 @@ def _linear_fold(
     ridge, recency = kwargs["ridge"], kwargs["recency"]
     remembered: list[tuple[float, Equations]] = []
     if history is not None and len(history):
-        remembered = list(zip(history.weights(recency, int(train.sum())), history.rollouts, strict=True))
+        weights = history.weights(recency, int(train.sum()), kwargs["memory_weight"])
+        remembered = list(zip(weights, history.rollouts, strict=True))
     # the remembered rollouts' equations, assembled once for every fit of the fold
     memory = System(remembered)
     completion = None

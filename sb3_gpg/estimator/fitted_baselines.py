@@ -35,6 +35,7 @@ BASELINE_KWARGS: dict[str, dict[str, Any]] = {
         "ridge": 1e-3,
         "memory": 8,
         "recency": 0.8,
+        "memory_weight": 1.0,
         "fourier": 256,
         "fourier_scale": None,
         "fourier_seed": None,
@@ -80,7 +81,7 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
             if isinstance(kwargs[name], bool) or not isinstance(kwargs[name], numbers.Integral):
                 raise ValueError(f"baseline_kwargs['{name}'] must be an integer, got {kwargs[name]!r}.")
             kwargs[name] = int(kwargs[name])  # NumPy's integers too: the memory's deque takes Python's
-    for name in ("ridge", "recency", "fourier_scale"):
+    for name in ("ridge", "recency", "memory_weight", "fourier_scale"):
         if kwargs.get(name) is not None:
             check_real(f"baseline_kwargs['{name}']", kwargs[name])
     for name in ("choose_size", "optimism"):
@@ -95,7 +96,7 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
     _check_ranges(kwargs)
     # Arguments of a part that is off would be ignored without a word (their defaults, written out, change nothing)
     # (fourier_seed also draws the projection of large observations: taken whatever fourier is)
-    for name, part in (("recency", "memory"), ("fourier_scale", "fourier")):
+    for name, part in (("recency", "memory"), ("memory_weight", "memory"), ("fourier_scale", "fourier")):
         if name in given and kwargs[part] == 0 and kwargs[name] != BASELINE_KWARGS[baseline][name]:
             raise ValueError(
                 f"baseline_kwargs['{name}'] is an argument of the {part} (baseline_kwargs['{part}']), which is 0 (off): "
@@ -120,6 +121,10 @@ def _check_ranges(kwargs: dict[str, Any]) -> None:
         raise ValueError(f"baseline_kwargs['memory'] must be at least 0 (rollouts remembered), got {kwargs['memory']}.")
     if not 0 < kwargs.get("recency", 1.0) <= 1:
         raise ValueError(f"baseline_kwargs['recency'] must be in (0, 1], got {kwargs['recency']}.")
+    if kwargs.get("memory_weight") is not None and not 0 < kwargs["memory_weight"] <= math.inf:
+        raise ValueError(
+            f"baseline_kwargs['memory_weight'] must be positive (or None: no cap), got {kwargs['memory_weight']}."
+        )
     for name in ("fourier", "fourier_seed"):
         if (kwargs.get(name) or 0) < 0:
             raise ValueError(f"baseline_kwargs['{name}'] must be at least 0, got {kwargs[name]}.")
