@@ -1,13 +1,16 @@
 """
-The screen of a 32-rollout memory on InvertedDoublePendulum-v5 (README.md, "One change: a longer memory where the
-rollout is short"): per run of ``memory32/runs`` the median held-out explained variance of the baselines over the run
-and per quarter (each rollout's, from the training log), the share of evaluation episodes at the time limit per
-quarter, the final evaluation, the mean of the last five and the mean of the second half's evaluations; then the
-screen's verdict. Writes ``memory32/screen.md``.
+The screens of a longer memory on InvertedDoublePendulum-v5 (README.md, "One change: a longer memory where the
+rollout is short" and "One change: a memory that may outweigh the rollout"): per run the median held-out explained
+variance of the baselines over the run and per quarter (each rollout's, from the training log), the share of evaluation
+episodes at the time limit per quarter, the final evaluation, the mean of the last five and the mean of the second
+half's evaluations; then the screen's verdict against the default's rerun in ``memory32/runs``. Writes
+``<folder>/screen.md``.
 
-    python benchmarks/swap/diagnosis/memory32.py
+    python benchmarks/swap/diagnosis/memory32.py  # gpg_swap_memory32, in memory32/
+    python benchmarks/swap/diagnosis/memory32.py --folder memory_uncapped --candidate gpg_swap_memory_uncapped
 """
 
+import argparse
 from pathlib import Path
 
 import gymnasium as gym
@@ -17,9 +20,10 @@ from sb3_gpg_bench import swap_rules
 from sb3_gpg_bench.suite import read_training_log
 from sb3_gpg_bench.timing import evaluations
 
-HERE = Path(__file__).parent / "memory32"
+HERE = Path(__file__).parent
+REFERENCE_RUNS = HERE / "memory32"
 TASK = "InvertedDoublePendulum-v5"
-CANDIDATE, REFERENCE = "gpg_swap_memory32", "gpg_swap_lambda_default"
+REFERENCE = "gpg_swap_lambda_default"
 SEEDS = (100, 101)
 
 
@@ -40,9 +44,14 @@ def measures(run: Path, limit: int) -> dict[str, float | list[float]]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--folder", default="memory32", help="the candidate's runs' folder, beside this script")
+    parser.add_argument("--candidate", default="gpg_swap_memory32", help="the candidate's setting")
+    args = parser.parse_args()
+    folder, candidate = HERE / args.folder, args.candidate
     limit = gym.spec(TASK).max_episode_steps
-    read = {(name, seed): measures(swap_rules.run(HERE, TASK, name, seed), limit)
-            for name in (CANDIDATE, REFERENCE) for seed in SEEDS}  # fmt: skip
+    read = {(name, seed): measures(swap_rules.run(folder if name == candidate else REFERENCE_RUNS, TASK, name, seed), limit)
+            for name in (candidate, REFERENCE) for seed in SEEDS}  # fmt: skip
     lines = [
         "| setting | seed | median held-out EV | by quarter | at the limit, by quarter | final | last five | second half |",
         "|---|---|---|---|---|---|---|---|",
@@ -54,18 +63,18 @@ def main() -> None:
             f"| {name} | {seed} | {m['explained']:.2f} | {quarters} | {limits} | {m['final']:,.1f} | "
             f"{m['last five']:,.1f} | {m['second half']:,.1f} |"
         )
-    halves = {name: np.array([read[(name, seed)]["second half"] for seed in SEEDS]) for name in (CANDIDATE, REFERENCE)}
+    halves = {name: np.array([read[(name, seed)]["second half"] for seed in SEEDS]) for name in (candidate, REFERENCE)}
     spread = max(values.std() for values in halves.values())
-    fits_better = all(read[(CANDIDATE, seed)]["explained"] > read[(REFERENCE, seed)]["explained"] for seed in SEEDS)
-    ahead = halves[CANDIDATE].mean() - halves[REFERENCE].mean() > spread
+    fits_better = all(read[(candidate, seed)]["explained"] > read[(REFERENCE, seed)]["explained"] for seed in SEEDS)
+    ahead = halves[candidate].mean() - halves[REFERENCE].mean() > spread
     lines += [
         "",
-        f"Second half, mean ± std over seeds: {CANDIDATE} {halves[CANDIDATE].mean():,.1f} ± {halves[CANDIDATE].std():,.1f}, "
+        f"Second half, mean ± std over seeds: {candidate} {halves[candidate].mean():,.1f} ± {halves[candidate].std():,.1f}, "
         f"{REFERENCE} {halves[REFERENCE].mean():,.1f} ± {halves[REFERENCE].std():,.1f}.",
         f"Median held-out EV above the reference's on both seeds: {fits_better}; second half ahead by more than the "
         f"larger std ({spread:,.1f}): {ahead}. Screen: {'goes on' if fits_better and ahead else 'rejected as measured'}.",
     ]
-    (HERE / "screen.md").write_text("\n".join(lines) + "\n")
+    (folder / "screen.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
