@@ -513,6 +513,13 @@ SWAP = [
         (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'memory':32,'recency':0.9,'memory_weight':None}"),
         PPO_ENTRY,
     ),
+    # the same under the constructor's gae_lambda, for an entry that leaves it unset (Ant-v5)
+    Setting(
+        "gpg_swap_memory_uncapped_auto",
+        "gpg",
+        (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", "baseline_kwargs:{'memory':32,'recency':0.9,'memory_weight':None}"),
+        PPO_ENTRY,
+    ),
     # the constructor's estimator with the linear baseline's optimism while a constant cost per step hides the goal
     # (MountainCar-v0, Acrobot-v1; the other tasks train as gpg_swap_sound)
     Setting("gpg_swap_optimism", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'optimism':True}"), PPO_ENTRY),
