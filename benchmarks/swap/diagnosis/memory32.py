@@ -1,13 +1,15 @@
 """
-The screens of a longer memory on InvertedDoublePendulum-v5 (README.md, "One change: a longer memory where the
-rollout is short" and "One change: a memory that may outweigh the rollout"): per run the median held-out explained
-variance of the baselines over the run and per quarter (each rollout's, from the training log), the share of evaluation
-episodes at the time limit per quarter, the final evaluation, the mean of the last five and the mean of the second
-half's evaluations; then the screen's verdict against the default's rerun in ``memory32/runs``. Writes
-``<folder>/screen.md``.
+The screens of a longer memory (README.md, "One change: a longer memory where the rollout is short", "One change: a
+memory that may outweigh the rollout" and "The same memory on Ant-v5"): per run the median held-out explained variance
+of the baselines over the run and per quarter (each rollout's, from the training log), the share of evaluation episodes
+at the time limit per quarter, the final evaluation, the mean of the last five and the mean of the second half's
+evaluations; then the screen's verdict against the reference's runs (by default the constructor's estimator rerun on
+InvertedDoublePendulum-v5 in ``memory32/runs``). Writes ``<folder>/screen.md`` (``screen_<task>.md`` for another task).
 
     python benchmarks/swap/diagnosis/memory32.py  # gpg_swap_memory32, in memory32/
     python benchmarks/swap/diagnosis/memory32.py --folder memory_uncapped --candidate gpg_swap_memory_uncapped
+    python benchmarks/swap/diagnosis/memory32.py --task Ant-v5 --folder memory_uncapped \
+        --candidate gpg_swap_memory_uncapped_auto --reference gpg_swap_lambda_auto --reference-folder memory_uncapped
 """
 
 import argparse
@@ -21,9 +23,7 @@ from sb3_gpg_bench.suite import read_training_log
 from sb3_gpg_bench.timing import evaluations
 
 HERE = Path(__file__).parent
-REFERENCE_RUNS = HERE / "memory32"
 TASK = "InvertedDoublePendulum-v5"
-REFERENCE = "gpg_swap_lambda_default"
 SEEDS = (100, 101)
 
 
@@ -45,13 +45,17 @@ def measures(run: Path, limit: int) -> dict[str, float | list[float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", default=TASK)
     parser.add_argument("--folder", default="memory32", help="the candidate's runs' folder, beside this script")
     parser.add_argument("--candidate", default="gpg_swap_memory32", help="the candidate's setting")
+    parser.add_argument("--reference", default="gpg_swap_lambda_default", help="the reference's setting")
+    parser.add_argument("--reference-folder", default="memory32", help="the reference's runs' folder")
     args = parser.parse_args()
-    folder, candidate = HERE / args.folder, args.candidate
-    limit = gym.spec(TASK).max_episode_steps
-    read = {(name, seed): measures(swap_rules.run(folder if name == candidate else REFERENCE_RUNS, TASK, name, seed), limit)
-            for name in (candidate, REFERENCE) for seed in SEEDS}  # fmt: skip
+    folder, candidate, reference = HERE / args.folder, args.candidate, args.reference
+    where = {candidate: folder, reference: HERE / args.reference_folder}
+    limit = gym.spec(args.task).max_episode_steps
+    read = {(name, seed): measures(swap_rules.run(where[name], args.task, name, seed), limit)
+            for name in (candidate, reference) for seed in SEEDS}  # fmt: skip
     lines = [
         "| setting | seed | median held-out EV | by quarter | at the limit, by quarter | final | last five | second half |",
         "|---|---|---|---|---|---|---|---|",
@@ -63,18 +67,18 @@ def main() -> None:
             f"| {name} | {seed} | {m['explained']:.2f} | {quarters} | {limits} | {m['final']:,.1f} | "
             f"{m['last five']:,.1f} | {m['second half']:,.1f} |"
         )
-    halves = {name: np.array([read[(name, seed)]["second half"] for seed in SEEDS]) for name in (candidate, REFERENCE)}
+    halves = {name: np.array([read[(name, seed)]["second half"] for seed in SEEDS]) for name in (candidate, reference)}
     spread = max(values.std() for values in halves.values())
-    fits_better = all(read[(candidate, seed)]["explained"] > read[(REFERENCE, seed)]["explained"] for seed in SEEDS)
-    ahead = halves[candidate].mean() - halves[REFERENCE].mean() > spread
+    fits_better = all(read[(candidate, seed)]["explained"] > read[(reference, seed)]["explained"] for seed in SEEDS)
+    ahead = halves[candidate].mean() - halves[reference].mean() > spread
     lines += [
         "",
         f"Second half, mean ± std over seeds: {candidate} {halves[candidate].mean():,.1f} ± {halves[candidate].std():,.1f}, "
-        f"{REFERENCE} {halves[REFERENCE].mean():,.1f} ± {halves[REFERENCE].std():,.1f}.",
+        f"{reference} {halves[reference].mean():,.1f} ± {halves[reference].std():,.1f}.",
         f"Median held-out EV above the reference's on both seeds: {fits_better}; second half ahead by more than the "
         f"larger std ({spread:,.1f}): {ahead}. Screen: {'goes on' if fits_better and ahead else 'rejected as measured'}.",
     ]
-    (folder / "screen.md").write_text("\n".join(lines) + "\n")
+    (folder / ("screen.md" if args.task == TASK else f"screen_{args.task}.md")).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
