@@ -89,10 +89,9 @@ class ReferenceGPG:
     :param gae_lambda: GAE's lambda over the baselines (1: Monte-Carlo advantages)
     :param baseline: "bins", "linear" or "knn"
     :param baseline_kwargs: given ones replace ``DEFAULT_KWARGS``: n_folds, ridge, memory, recency, memory_weight
-        (None: no cap), fourier,
-        fourier_scale, fourier_seed (linear; a fourier_seed of None is 0: give a group buffer's the seed it drew) and
-        choose_size (linear: False fits all the features), optimism and target (linear), n_neighbors and max_samples
-        (knn: every ceil(n / max_samples)-th candidate is searched)
+        (None: no cap), fourier, fourier_scale, fourier_seed (linear; a fourier_seed of None is 0: give a group buffer's
+        the seed it drew) and choose_size (linear: False fits all the features), optimism and target (linear),
+        n_neighbors and max_samples (knn: every ceil(n / max_samples)-th candidate is searched)
     """
 
     def __init__(

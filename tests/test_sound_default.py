@@ -439,7 +439,7 @@ def test_the_remembered_rollouts_weigh_at_most_memory_weight_times_the_current_r
     # one remembered rollout whose returns go the other way in the first observation: it pulls the fit the more it weighs
     nearly_alone = baselines_after_a_memory(1.0, 1e-9)
     pulls = {w: np.abs(baselines_after_a_memory(w, 1.0) - nearly_alone).mean() for w in (0.1, 0.5, 1.0, None)}
-    assert pulls[0.1] < pulls[0.5] < pulls[1.0] <= pulls[None], pulls
+    assert pulls[0.1] < pulls[0.5] < pulls[1.0] < pulls[None], pulls
     # where the cap binds, the remembered rollout's own weight (its recency) no longer counts: together they weigh the cap
     np.testing.assert_allclose(baselines_after_a_memory(0.1, 0.5), baselines_after_a_memory(0.1, 1.0), rtol=1e-9)
     assert np.abs(baselines_after_a_memory(None, 0.5) - baselines_after_a_memory(None, 1.0)).max() > 1e-3

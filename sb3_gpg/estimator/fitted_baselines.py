@@ -5,10 +5,10 @@ enter its own baseline. Their arguments, features and neighbour search are here.
 
 ``"linear"``: ridge regression on a cubic in the episode time, a constant, the clipped observation and its squares
 (the features of rllab's LinearFeatureBaseline; a random projection of the observation where it has many
-dimensions) and random Fourier features of it, fitted together with the last rollouts (``memory``, ``recency``:
-``baseline_memory``) on the returns, or on its own lambda-returns (``target``: ``lambda_targets``). ``"knn"``: the
-mean return of the k nearest samples of other trajectories in standardised (observation, episode time), searched among
-at most ``max_samples`` of them.
+dimensions) and random Fourier features of it, fitted together with the last rollouts (``memory``, ``recency``,
+``memory_weight``: ``baseline_memory``) on the returns, or on its own lambda-returns (``target``:
+``lambda_targets``). ``"knn"``: the mean return of the k nearest samples of other trajectories in standardised
+(observation, episode time), searched among at most ``max_samples`` of them.
 
 Array code on one group's samples, one row per sample; nothing here knows of Stable-Baselines3. NumPy, but for the
 knn's neighbour search: torch's matrix product and top-k, faster than a k-d tree in as many dimensions.
@@ -84,6 +84,7 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
     for name in ("ridge", "recency", "memory_weight", "fourier_scale"):
         if kwargs.get(name) is not None:
             check_real(f"baseline_kwargs['{name}']", kwargs[name])
+            kwargs[name] = float(kwargs[name])  # NumPy's floats too: a float32 would round the weights it scales
     for name in ("choose_size", "optimism"):
         if not isinstance(kwargs.get(name, True), bool):
             raise ValueError(f"baseline_kwargs['{name}'] must be True or False, got {kwargs[name]!r}.")
@@ -121,7 +122,7 @@ def _check_ranges(kwargs: dict[str, Any]) -> None:
         raise ValueError(f"baseline_kwargs['memory'] must be at least 0 (rollouts remembered), got {kwargs['memory']}.")
     if not 0 < kwargs.get("recency", 1.0) <= 1:
         raise ValueError(f"baseline_kwargs['recency'] must be in (0, 1], got {kwargs['recency']}.")
-    if kwargs.get("memory_weight") is not None and not 0 < kwargs["memory_weight"] <= math.inf:
+    if kwargs.get("memory_weight") is not None and not 0 < kwargs["memory_weight"] <= math.inf:  # NaN too
         raise ValueError(
             f"baseline_kwargs['memory_weight'] must be positive (or None: no cap), got {kwargs['memory_weight']}."
         )
