@@ -520,6 +520,14 @@ SWAP = [
         (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", "baseline_kwargs:{'memory':32,'recency':0.9,'memory_weight':None}"),
         PPO_ENTRY,
     ),
+    # the constructor's gae_lambda with the linear baseline fitted on the returns whatever lambda a rollout takes
+    # (Ant-v5: does the lambda-returns' fit or the policy explain less of the returns?)
+    Setting(
+        "gpg_swap_returns_target_auto",
+        "gpg",
+        (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", "baseline_kwargs:{'target':'returns'}"),
+        PPO_ENTRY,
+    ),
     # the constructor's estimator with the linear baseline's optimism while a constant cost per step hides the goal
     # (MountainCar-v0, Acrobot-v1; the other tasks train as gpg_swap_sound)
     Setting("gpg_swap_optimism", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'optimism':True}"), PPO_ENTRY),
