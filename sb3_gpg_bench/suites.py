@@ -387,6 +387,8 @@ BEFORE_DEFAULTS_CHANGED = {**PAPER_ESTIMATOR, "gae_lambda": 1.0}
 # estimator of the code a run ran on: runs made before the linear baseline's target defaulted to its own lambda-returns
 # where gae_lambda is below 1 fitted the returns there
 CONSTRUCTOR_ESTIMATOR = ("baseline:'auto'", "truncated_returns:None")
+# 32 rollouts remembered, each weighing recency ** k without the cap at the current rollout's weight
+UNCAPPED_MEMORY = "baseline_kwargs:{'memory':32,'recency':0.9,'memory_weight':None}"
 RETURNS_EXPLAINED = "sb3_gpg_bench.critic_variants.ReturnsExplained"
 # the episode time as the observation's last entry, for the critics that read it
 TIME_AWARE = "env_wrapper:'gymnasium.wrappers.TimeAwareObservation'"
@@ -510,14 +512,14 @@ SWAP = [
     Setting(
         "gpg_swap_memory_uncapped",
         "gpg",
-        (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'memory':32,'recency':0.9,'memory_weight':None}"),
+        (*CONSTRUCTOR_ESTIMATOR, UNCAPPED_MEMORY),
         PPO_ENTRY,
     ),
     # the same under the constructor's gae_lambda, for an entry that leaves it unset (Ant-v5)
     Setting(
         "gpg_swap_memory_uncapped_auto",
         "gpg",
-        (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", "baseline_kwargs:{'memory':32,'recency':0.9,'memory_weight':None}"),
+        (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", UNCAPPED_MEMORY),
         PPO_ENTRY,
     ),
     # the constructor's gae_lambda with the linear baseline fitted on the returns whatever lambda a rollout takes

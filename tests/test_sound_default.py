@@ -421,16 +421,15 @@ def test_completed_returns_stay_within_the_range_of_the_returns_fitted_on():
         assert buffer.returns.min() >= 0 and buffer.values.min() >= 0
 
 
-def baselines_after_a_memory(memory_weight, recency, sign=1.0):
+def baselines_after_a_memory(memory_weight, recency):
     """
-    :param sign: the remembered rollout's rewards are the first observation times ``sign``; the current rollout's are
-        its opposite
-    :return: the current rollout's baselines, fitted with one remembered rollout
+    :return: the current rollout's baselines, fitted with one remembered rollout: the remembered rollout's rewards are
+        the first observation, the current rollout's its opposite
     """
     kwargs = dict(memory=1, recency=recency, memory_weight=memory_weight, fourier=8, fourier_seed=3)
     buffer = make_buffer(GroupRolloutBuffer, 1.0, baseline="linear", truncated_returns="keep", baseline_kwargs=kwargs)
     for index, (observations, _, starts, last_dones, last_obs) in enumerate(rollouts(11)):
-        rewards = (sign if index == 0 else -sign) * observations[..., 0]
+        rewards = (1.0 if index == 0 else -1.0) * observations[..., 0]
         fill(buffer, observations, rewards, starts, last_dones, last_obs)
     return buffer.values.copy()
 

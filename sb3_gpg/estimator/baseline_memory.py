@@ -163,7 +163,7 @@ class BaselineMemory:
         self.rollouts.clear()
         self.last_fit = None
 
-    def weights(self, recency: float, n_current: int, cap: float | None = 1.0) -> list[float]:
+    def weights(self, recency: float, n_current: int, cap: float | None) -> list[float]:
         """
         :param recency: the weight of the previous rollout; the one k back weighs ``recency ** k``
         :param n_current: the current rollout's samples in the fit
