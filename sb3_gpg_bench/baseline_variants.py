@@ -54,9 +54,7 @@ class BaselineVariants(RolloutEndCallback):
                 gae_lambda="auto",
                 gamma=model.gamma,
                 n_envs=model.n_envs,
-                group_options=GroupOptions(
-                    **ALGORITHM_DEFAULTS, baseline_kwargs={**kwargs, "fourier_seed": FEATURE_SEED}
-                ),
+                group_options=GroupOptions(**ALGORITHM_DEFAULTS, baseline_kwargs={**kwargs, "fourier_seed": FEATURE_SEED}),
             )
             for name, kwargs in VARIANTS.items()
         }

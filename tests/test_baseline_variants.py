@@ -1,0 +1,77 @@
+"""GPG's linear baseline on another algorithm's rollouts, in variants (``sb3_gpg_bench.baseline_variants``)."""
+
+import io
+
+import gymnasium as gym
+import numpy as np
+import torch as th
+from stable_baselines3 import PPO
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.logger import HumanOutputFormat, Logger
+
+from sb3_gpg import GPG
+from sb3_gpg.estimator import fitted_baselines
+from sb3_gpg_bench.baseline_variants import FEATURE_SEED, VARIANTS, BaselineVariants
+from sb3_gpg_bench.suite import LOGGED_KEYS, logged_series
+
+
+class _Recorded(BaselineVariants):
+    """Keeps, per rollout, the variants' explained variance and the model's own."""
+
+    def _init_callback(self) -> None:
+        super()._init_callback()
+        self.rows: list[dict[str, float]] = []
+
+    def _on_rollout_end(self) -> None:
+        super()._on_rollout_end()
+        row = {name: buffer.group_stats["baseline_explained_variance"] for name, buffer in self.buffers.items()}
+        own = getattr(self.model.rollout_buffer, "group_stats", {})
+        self.rows.append({**row, "own": own.get("baseline_explained_variance", np.nan)})
+
+
+def test_the_default_variant_on_gpgs_own_rollouts_is_gpgs_baseline():
+    env = make_vec_env("Pendulum-v1", n_envs=2, seed=0)
+    model = GPG("MlpPolicy", env, n_steps=64, seed=0, device="cpu", baseline_kwargs={"fourier_seed": FEATURE_SEED})
+    callback = _Recorded()
+    model.learn(4 * 64 * 2, callback=callback)
+    assert len(callback.rows) == 4
+    assert all(row["default"] == row["own"] for row in callback.rows)
+    # the variants are fits of their own: without a memory the later rollouts' fits differ
+    assert any(row["no_memory"] != row["default"] for row in callback.rows[1:])
+
+
+def _parameters(model) -> list[th.Tensor]:
+    return [parameter.detach().clone() for parameter in model.policy.parameters()]
+
+
+def test_the_variants_change_nothing_in_ppos_training_and_are_logged():
+    trained = []
+    for callback in (None, BaselineVariants()):
+        model = PPO("MlpPolicy", make_vec_env("Pendulum-v1", n_envs=2, seed=0), n_steps=64, n_epochs=2, seed=0, device="cpu")
+        stream = io.StringIO()
+        model.set_logger(Logger(folder=None, output_formats=[HumanOutputFormat(stream)]))
+        model.learn(3 * 64 * 2, callback=callback)
+        trained.append(_parameters(model))
+    assert all(th.equal(a, b) for a, b in zip(*trained, strict=True))
+    series = logged_series(stream.getvalue(), LOGGED_KEYS)
+    for name in (*VARIANTS, "in_sample", "lambda"):
+        assert len(series[f"variants/{name}"]) == 3, name
+
+
+def test_the_unprojected_variant_reads_every_dimension_and_puts_the_projection_back():
+    # 72 observation dimensions: above the 64 that the default projects on
+    def wide(**kwargs):
+        env = gym.make("Pendulum-v1", **kwargs)
+        box = gym.spaces.Box(-np.inf, np.inf, (72,), np.float32)
+        rng = np.random.default_rng(0)
+        mixing = rng.normal(size=(3, 72)).astype(np.float32)
+        return gym.wrappers.TransformObservation(env, lambda obs: obs @ mixing, box)
+
+    model = PPO("MlpPolicy", make_vec_env(wide, n_envs=2, seed=0), n_steps=64, n_epochs=1, seed=0, device="cpu")
+    callback = _Recorded()
+    model.learn(3 * 64 * 2, callback=callback)
+    # (a fit that chooses the time's features alone reads no observation: the first rollout's, here)
+    assert any(row["unprojected"] != row["default"] for row in callback.rows)
+    assert fitted_baselines.MAX_OBS_FEATURES == 64
+    projection, _, _ = fitted_baselines.random_maps(72, 256, None, FEATURE_SEED)
+    assert projection is not None and projection.shape == (72, 64)
