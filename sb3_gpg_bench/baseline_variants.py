@@ -12,10 +12,17 @@ features' ridge fit scored on the samples it was fitted on, with no memory: what
 rollout's returns at all. Beside ``critic_variants.ReturnsExplained`` the rows compare with PPO's critic on the same
 rollouts and returns.
 
+``SavedRollouts`` keeps the rollouts themselves (observations, rewards, episode starts, the dones and observation
+after each) in the windows of steps that the environment variable ``SAVED_ROLLOUTS_STEPS`` names (``"a-b,c-d"``), one
+``.npz`` per rollout in the folder that ``SAVED_ROLLOUTS`` names (RL Zoo builds its callbacks without arguments), so
+that ``variants_on_saved`` scores any variant on them later without training again.
+
 The buffers' features take an explicit ``fourier_seed``: a drawn one would come from NumPy's global generator, which
 the algorithm's minibatches read.
 """
 
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,14 +35,14 @@ from sb3_gpg_bench.critic_variants import RolloutEndCallback
 
 # The seed of every variant's random features
 FEATURE_SEED = 0
-# name: the linear baseline's arguments over the constructor's (all under gae_lambda="auto")
+# name: the linear baseline's arguments over the constructor's (all under gae_lambda="auto"), and ``max_obs_features``:
+# the size of the random projection of a large observation (0: none, every dimension a feature)
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
     "returns": {"target": "returns"},
     "no_memory": {"memory": 0},
     "no_fourier": {"fourier": 0},
-    # every observation dimension as a feature, without the random projection of a large observation
-    "unprojected": {},
+    "unprojected": {"max_obs_features": 0},
 }
 
 
@@ -45,66 +52,145 @@ class BaselineVariants(RolloutEndCallback):
     def _init_callback(self) -> None:
         model = self.on_policy_model
         assert isinstance(model.observation_space, spaces.Box), "variants of the linear baseline on Box observations"
-        self.buffers = {
-            name: GroupRolloutBuffer(
-                model.n_steps,
-                model.observation_space,
-                model.action_space,
-                device="cpu",
-                gae_lambda="auto",
-                gamma=model.gamma,
-                n_envs=model.n_envs,
-                group_options=GroupOptions(**ALGORITHM_DEFAULTS, baseline_kwargs={**kwargs, "fourier_seed": FEATURE_SEED}),
-            )
-            for name, kwargs in VARIANTS.items()
-        }
+        self.buffers = variant_buffers(VARIANTS, model.n_steps, model.n_envs, model.observation_space, model.gamma)
 
     def _on_rollout_end(self) -> None:
         source = self.on_policy_model.rollout_buffer
-        dones, last_obs = self.locals["dones"], self.locals["new_obs"]
-        for name, buffer in self.buffers.items():
-            buffer.reset()
-            buffer.observations[:] = source.observations
-            buffer.rewards[:] = source.rewards
-            buffer.episode_starts[:] = source.episode_starts
-            buffer.pos, buffer.full = buffer.buffer_size, True
-            self._estimate(name, buffer, dones, last_obs)
-            self.logger.record(f"variants/{name}", buffer.group_stats["baseline_explained_variance"])
+        rollout = (source.observations, source.rewards, source.episode_starts, self.locals["dones"], self.locals["new_obs"])
+        for name, explained in variants_explained(self.buffers, *rollout).items():
+            self.logger.record(f"variants/{name}", explained)
         self.logger.record("variants/lambda", self.buffers["default"].gae_lambda)
-        self.logger.record("variants/in_sample", self._in_sample(self.buffers["default"]))
 
-    @staticmethod
-    def _estimate(name: str, buffer: GroupRolloutBuffer, dones: np.ndarray, last_obs: np.ndarray) -> None:
-        if name != "unprojected":
-            buffer.compute_returns_and_advantage(None, dones, last_obs)  # type: ignore[arg-type]
+
+class SavedRollouts(RolloutEndCallback):
+    """Save the rollouts of the windows of steps ``SAVED_ROLLOUTS_STEPS`` in the folder ``SAVED_ROLLOUTS``."""
+
+    def _init_callback(self) -> None:
+        self.folder = Path(os.environ["SAVED_ROLLOUTS"])
+        self.folder.mkdir(parents=True, exist_ok=True)
+        windows = os.environ["SAVED_ROLLOUTS_STEPS"].split(",")
+        self.windows = [tuple(int(step) for step in window.split("-")) for window in windows]
+
+    def _on_rollout_end(self) -> None:
+        if not any(low < self.num_timesteps <= high for low, high in self.windows):
             return
-        # the projection's size, set above the observation's for this variant alone (its maps are cached by size)
-        kept = fitted_baselines.MAX_OBS_FEATURES
-        fitted_baselines.random_maps.cache_clear()
-        fitted_baselines.MAX_OBS_FEATURES = max(kept, int(np.prod(buffer.obs_shape)))
-        try:
-            buffer.compute_returns_and_advantage(None, dones, last_obs)  # type: ignore[arg-type]
-        finally:
-            fitted_baselines.MAX_OBS_FEATURES = kept
-            fitted_baselines.random_maps.cache_clear()
-
-    @staticmethod
-    def _in_sample(buffer: GroupRolloutBuffer) -> float:
-        """
-        :return: the explained variance of the default features' ridge fit (the estimator's penalty, on standardised
-            columns) on the rollout's returns as the default buffer completed them, scored on the same samples
-        """
-        kwargs = buffer.group_options.baseline_kwargs or {}
-        n_steps, n_envs = buffer.rewards.shape
-        flat_obs = buffer.observations.reshape(n_steps * n_envs, -1)
-        features = fitted_baselines.linear_features(
-            flat_obs, buffer.episode_times.reshape(-1), kwargs["fourier"], kwargs["fourier_scale"], kwargs["fourier_seed"]
+        source = self.on_policy_model.rollout_buffer
+        np.savez_compressed(
+            self.folder / f"rollout_{self.num_timesteps:09d}.npz",
+            observations=source.observations,
+            rewards=source.rewards,
+            episode_starts=source.episode_starts,
+            dones=np.asarray(self.locals["dones"]),
+            last_obs=np.asarray(self.locals["new_obs"]),
+            gamma=self.on_policy_model.gamma,
         )
-        returns = buffer.returns.reshape(-1).astype(np.float64)
-        centred = features[:, 1:] - features[:, 1:].mean(axis=0)
-        # (a column that does not vary, a contact force never touched, is held at 0)
-        penalty = np.diag(kwargs["ridge"] * len(returns) * centred.var(axis=0) + 1e-9)
-        coefficients = np.linalg.solve(centred.T @ centred + penalty, centred.T @ (returns - returns.mean()))
-        residuals = returns - returns.mean() - centred @ coefficients
-        variance = returns.var()
-        return float("nan") if variance == 0 else float(1 - residuals.var() / variance)
+
+
+def variant_buffers(
+    variants: dict[str, dict[str, Any]], n_steps: int, n_envs: int, observation_space: spaces.Box, gamma: float
+) -> dict[str, GroupRolloutBuffer]:
+    """:return: one GPG rollout buffer per variant (``VARIANTS``' form), under ``gae_lambda="auto"``"""
+    buffers = {}
+    for name, kwargs in variants.items():
+        baseline_kwargs = {key: value for key, value in kwargs.items() if key != "max_obs_features"}
+        buffers[name] = GroupRolloutBuffer(
+            n_steps,
+            observation_space,
+            spaces.Box(-1.0, 1.0, (1,)),  # no action is read
+            device="cpu",
+            gae_lambda="auto",
+            gamma=gamma,
+            n_envs=n_envs,
+            group_options=GroupOptions(
+                **ALGORITHM_DEFAULTS, baseline_kwargs={**baseline_kwargs, "fourier_seed": FEATURE_SEED}
+            ),
+        )
+        buffers[name].max_obs_features = kwargs.get("max_obs_features")  # type: ignore[attr-defined]
+    return buffers
+
+
+def variants_explained(
+    buffers: dict[str, GroupRolloutBuffer],
+    observations: np.ndarray,
+    rewards: np.ndarray,
+    episode_starts: np.ndarray,
+    dones: np.ndarray,
+    last_obs: np.ndarray,
+) -> dict[str, float]:
+    """
+    :param buffers: ``variant_buffers``, whose memories and windows carry on from the previous rollout
+    :return: each variant's held-out explained variance of this rollout's returns, and ``in_sample`` (the default's
+        features fitted and scored on the same samples) where there is a ``default`` variant
+    """
+    explained = {}
+    for name, buffer in buffers.items():
+        buffer.reset()
+        buffer.observations[:] = observations
+        buffer.rewards[:] = rewards
+        buffer.episode_starts[:] = episode_starts
+        buffer.pos, buffer.full = buffer.buffer_size, True
+        _estimate(buffer, dones, last_obs)
+        explained[name] = buffer.group_stats["baseline_explained_variance"]
+    if "default" in buffers:
+        explained["in_sample"] = _in_sample(buffers["default"])
+    return explained
+
+
+def variants_on_saved(folder: Path, variants: dict[str, dict[str, Any]]) -> dict[str, list[tuple[int, float]]]:
+    """
+    :param folder: ``SavedRollouts``' folder; each run of consecutive rollouts starts with empty memories
+    :return: per variant (and ``in_sample``), ``(steps, held-out explained variance)`` of every saved rollout
+    """
+    files = sorted(folder.glob("rollout_*.npz"))
+    series: dict[str, list[tuple[int, float]]] = {}
+    buffers: dict[str, GroupRolloutBuffer] = {}
+    previous = -1
+    for file in files:
+        rollout = np.load(file)
+        steps = int(file.stem.split("_")[1])
+        n_steps, n_envs = rollout["rewards"].shape
+        if steps != previous + n_steps * n_envs:  # a new window: the variants start over, as a model does
+            box = spaces.Box(-np.inf, np.inf, rollout["observations"].shape[2:], np.float32)
+            buffers = variant_buffers(variants, n_steps, n_envs, box, float(rollout["gamma"]))
+        previous = steps
+        arrays = [rollout[key] for key in ("observations", "rewards", "episode_starts", "dones", "last_obs")]
+        for name, explained in variants_explained(buffers, *arrays).items():
+            series.setdefault(name, []).append((steps, explained))
+    return series
+
+
+def _estimate(buffer: GroupRolloutBuffer, dones: np.ndarray, last_obs: np.ndarray) -> None:
+    n_values = buffer.max_obs_features  # type: ignore[attr-defined]
+    if n_values is None:
+        buffer.compute_returns_and_advantage(None, dones, last_obs)  # type: ignore[arg-type]
+        return
+    # the projection's size, set for this variant alone (the maps are cached by the observation's size, not by it)
+    kept = fitted_baselines.MAX_OBS_FEATURES
+    fitted_baselines.random_maps.cache_clear()
+    fitted_baselines.MAX_OBS_FEATURES = n_values or int(np.prod(buffer.obs_shape))
+    try:
+        buffer.compute_returns_and_advantage(None, dones, last_obs)  # type: ignore[arg-type]
+    finally:
+        fitted_baselines.MAX_OBS_FEATURES = kept
+        fitted_baselines.random_maps.cache_clear()
+
+
+def _in_sample(buffer: GroupRolloutBuffer) -> float:
+    """
+    :return: the explained variance of the default features' ridge fit (the estimator's penalty, on standardised
+        columns) on the rollout's returns as the default buffer completed them, scored on the same samples
+    """
+    kwargs = buffer.group_options.baseline_kwargs or {}
+    n_steps, n_envs = buffer.rewards.shape
+    flat_obs = buffer.observations.reshape(n_steps * n_envs, -1)
+    features = fitted_baselines.linear_features(
+        flat_obs, buffer.episode_times.reshape(-1), kwargs["fourier"], kwargs["fourier_scale"], kwargs["fourier_seed"]
+    )
+    returns = buffer.returns.reshape(-1).astype(np.float64)
+    centred = features[:, 1:] - features[:, 1:].mean(axis=0)
+    # (a column that does not vary, a contact force never touched, is held at 0)
+    penalty = np.diag(kwargs["ridge"] * len(returns) * centred.var(axis=0) + 1e-9)
+    coefficients = np.linalg.solve(centred.T @ centred + penalty, centred.T @ (returns - returns.mean()))
+    residuals = returns - returns.mean() - centred @ coefficients
+    variance = returns.var()
+    return float("nan") if variance == 0 else float(1 - residuals.var() / variance)

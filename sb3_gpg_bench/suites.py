@@ -394,6 +394,7 @@ RETURNS_EXPLAINED = "sb3_gpg_bench.critic_variants.ReturnsExplained"
 TIME_AWARE = "env_wrapper:'gymnasium.wrappers.TimeAwareObservation'"
 ADVANTAGE_SIGNAL = "sb3_gpg_bench.critic_variants.AdvantageSignal"
 BASELINE_VARIANTS = "sb3_gpg_bench.baseline_variants.BaselineVariants"
+SAVED_ROLLOUTS = "sb3_gpg_bench.baseline_variants.SavedRollouts"
 TIME_CRITIC = "sb3_gpg_bench.critic_variants.TimeCritic"
 MC_CRITIC = "sb3_gpg_bench.critic_variants.MonteCarloCritic"
 LINEAR_CRITIC_CALLBACK = "sb3_gpg_bench.critic_variants.LinearCritic"
@@ -434,6 +435,8 @@ SWAP = [
     Setting("ppo_signal", "ppo", (f"callback:[{RETURNS_EXPLAINED!r},{ADVANTAGE_SIGNAL!r}]",)),
     # PPO with GPG's linear baseline fitted on its rollouts in variants beside its critic (baseline_variants)
     Setting("ppo_baseline_variants", "ppo", (f"callback:[{RETURNS_EXPLAINED!r},{BASELINE_VARIANTS!r}]",)),
+    # the same PPO keeping its rollouts (SAVED_ROLLOUTS, SAVED_ROLLOUTS_STEPS), for variants scored without training
+    Setting("ppo_saved_rollouts", "ppo", (f"callback:[{RETURNS_EXPLAINED!r},{SAVED_ROLLOUTS!r}]",)),
     Setting("gpg_swap_signal", "gpg", (*CONSTRUCTOR_ESTIMATOR, f"callback:{ADVANTAGE_SIGNAL!r}"), PPO_ENTRY),
     # one-change runs of the diagnosis: GAE's lambda at PPO's default 0.95, or at 0.98, over the constructor's estimator,
     # for the tasks whose PPO entry leaves gae_lambda at its default (this would replace an entry's own)

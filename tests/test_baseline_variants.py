@@ -11,7 +11,7 @@ from stable_baselines3.common.logger import HumanOutputFormat, Logger
 
 from sb3_gpg import GPG
 from sb3_gpg.estimator import fitted_baselines
-from sb3_gpg_bench.baseline_variants import FEATURE_SEED, VARIANTS, BaselineVariants
+from sb3_gpg_bench.baseline_variants import FEATURE_SEED, VARIANTS, BaselineVariants, SavedRollouts, variants_on_saved
 from sb3_gpg_bench.suite import LOGGED_KEYS, logged_series
 
 
@@ -26,7 +26,13 @@ class _Recorded(BaselineVariants):
         super()._on_rollout_end()
         row = {name: buffer.group_stats["baseline_explained_variance"] for name, buffer in self.buffers.items()}
         own = getattr(self.model.rollout_buffer, "group_stats", {})
-        self.rows.append({**row, "own": own.get("baseline_explained_variance", np.nan)})
+        self.rows.append(
+            {
+                **row,
+                "in_sample": self.model.logger.name_to_value["variants/in_sample"],
+                "own": own.get("baseline_explained_variance", np.nan),
+            }
+        )
 
 
 def test_the_default_variant_on_gpgs_own_rollouts_is_gpgs_baseline():
@@ -75,3 +81,18 @@ def test_the_unprojected_variant_reads_every_dimension_and_puts_the_projection_b
     assert fitted_baselines.MAX_OBS_FEATURES == 64
     projection, _, _ = fitted_baselines.random_maps(72, 256, None, FEATURE_SEED)
     assert projection is not None and projection.shape == (72, 64)
+
+
+def test_saved_rollouts_score_offline_as_the_callback_scored_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("SAVED_ROLLOUTS", str(tmp_path))
+    # the rollouts ending at 128, 256 and 384 steps, then 640 and 768: a second window, whose variants start over
+    monkeypatch.setenv("SAVED_ROLLOUTS_STEPS", "0-400,600-800")
+    model = PPO("MlpPolicy", make_vec_env("Pendulum-v1", n_envs=2, seed=0), n_steps=64, n_epochs=1, seed=0, device="cpu")
+    online = _Recorded()
+    model.learn(6 * 64 * 2, callback=[online, SavedRollouts()])
+    offline = variants_on_saved(tmp_path, VARIANTS)
+    assert [steps for steps, _ in offline["default"]] == [128, 256, 384, 640, 768]
+    for name in (*VARIANTS, "in_sample"):
+        assert [value for _, value in offline[name][:3]] == [row[name] for row in online.rows[:3]], name
+    # the second window's memories start empty: its first fit reads the rollout alone, as no_memory's does
+    assert offline["default"][3][1] != online.rows[4]["default"]
