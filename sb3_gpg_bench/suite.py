@@ -214,7 +214,11 @@ def train(
             ),
             "versions": {
                 "python": platform.python_version(),
-                **{name: _version(name) for name in ("torch", "stable_baselines3", "rl_zoo3", "sb3_gpg")},
+                # the simulators too: a run of a MuJoCo task is reproduced on the same MuJoCo only
+                **{
+                    name: _version(name)
+                    for name in ("torch", "stable_baselines3", "rl_zoo3", "sb3_gpg", "numpy", "gymnasium", "mujoco")
+                },
             },
         }
     # compressed (mtime 0: the same log gives the same bytes), as every report reads it (read_training_log)
@@ -308,7 +312,10 @@ def thinned(series: dict[str, list[list[float]]], max_points: int = MAX_LOGGED_P
 
 
 def _version(module: str) -> str:
-    return str(getattr(__import__(module), "__version__", "?"))
+    try:
+        return str(getattr(__import__(module), "__version__", "?"))
+    except ImportError:
+        return "absent"
 
 
 def finished(run: Run, out: Path, eval_seed_offset: int | None, budget: int) -> bool:
