@@ -23,7 +23,7 @@ the algorithm's minibatches read.
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
@@ -52,14 +52,14 @@ class BaselineVariants(RolloutEndCallback):
     def _init_callback(self) -> None:
         model = self.on_policy_model
         assert isinstance(model.observation_space, spaces.Box), "variants of the linear baseline on Box observations"
-        self.buffers = variant_buffers(VARIANTS, model.n_steps, model.n_envs, model.observation_space, model.gamma)
+        self.variants = variant_buffers(VARIANTS, model.n_steps, model.n_envs, model.observation_space, model.gamma)
 
     def _on_rollout_end(self) -> None:
         source = self.on_policy_model.rollout_buffer
         rollout = (source.observations, source.rewards, source.episode_starts, self.locals["dones"], self.locals["new_obs"])
-        for name, explained in variants_explained(self.buffers, *rollout).items():
+        for name, explained in variants_explained(self.variants, *rollout).items():
             self.logger.record(f"variants/{name}", explained)
-        self.logger.record("variants/lambda", self.buffers["default"].gae_lambda)
+        self.logger.record("variants/lambda", self.variants["default"].buffer.gae_lambda)
 
 
 class SavedRollouts(RolloutEndCallback):
@@ -86,14 +86,21 @@ class SavedRollouts(RolloutEndCallback):
         )
 
 
+class Variant(NamedTuple):
+    """A variant's GPG rollout buffer, and the size of its projection of a large observation (None: the default's)."""
+
+    buffer: GroupRolloutBuffer
+    max_obs_features: int | None
+
+
 def variant_buffers(
     variants: dict[str, dict[str, Any]], n_steps: int, n_envs: int, observation_space: spaces.Box, gamma: float
-) -> dict[str, GroupRolloutBuffer]:
+) -> dict[str, Variant]:
     """:return: one GPG rollout buffer per variant (``VARIANTS``' form), under ``gae_lambda="auto"``"""
-    buffers = {}
+    built = {}
     for name, kwargs in variants.items():
         baseline_kwargs = {key: value for key, value in kwargs.items() if key != "max_obs_features"}
-        buffers[name] = GroupRolloutBuffer(
+        buffer = GroupRolloutBuffer(
             n_steps,
             observation_space,
             spaces.Box(-1.0, 1.0, (1,)),  # no action is read
@@ -101,16 +108,14 @@ def variant_buffers(
             gae_lambda="auto",
             gamma=gamma,
             n_envs=n_envs,
-            group_options=GroupOptions(
-                **ALGORITHM_DEFAULTS, baseline_kwargs={**baseline_kwargs, "fourier_seed": FEATURE_SEED}
-            ),
+            group_options=GroupOptions(**ALGORITHM_DEFAULTS, baseline_kwargs=baseline_kwargs | {"fourier_seed": FEATURE_SEED}),
         )
-        buffers[name].max_obs_features = kwargs.get("max_obs_features")  # type: ignore[attr-defined]
-    return buffers
+        built[name] = Variant(buffer, kwargs.get("max_obs_features"))
+    return built
 
 
 def variants_explained(
-    buffers: dict[str, GroupRolloutBuffer],
+    variants: dict[str, Variant],
     observations: np.ndarray,
     rewards: np.ndarray,
     episode_starts: np.ndarray,
@@ -118,21 +123,21 @@ def variants_explained(
     last_obs: np.ndarray,
 ) -> dict[str, float]:
     """
-    :param buffers: ``variant_buffers``, whose memories and windows carry on from the previous rollout
+    :param variants: ``variant_buffers``, whose memories and windows carry on from the previous rollout
     :return: each variant's held-out explained variance of this rollout's returns, and ``in_sample`` (the default's
         features fitted and scored on the same samples) where there is a ``default`` variant
     """
     explained = {}
-    for name, buffer in buffers.items():
+    for name, (buffer, max_obs_features) in variants.items():
         buffer.reset()
         buffer.observations[:] = observations
         buffer.rewards[:] = rewards
         buffer.episode_starts[:] = episode_starts
         buffer.pos, buffer.full = buffer.buffer_size, True
-        _estimate(buffer, dones, last_obs)
+        _estimate(buffer, max_obs_features, dones, last_obs)
         explained[name] = buffer.group_stats["baseline_explained_variance"]
-    if "default" in buffers:
-        explained["in_sample"] = _in_sample(buffers["default"])
+    if "default" in variants:
+        explained["in_sample"] = _in_sample(variants["default"].buffer)
     return explained
 
 
@@ -143,7 +148,7 @@ def variants_on_saved(folder: Path, variants: dict[str, dict[str, Any]]) -> dict
     """
     files = sorted(folder.glob("rollout_*.npz"))
     series: dict[str, list[tuple[int, float]]] = {}
-    buffers: dict[str, GroupRolloutBuffer] = {}
+    built: dict[str, Variant] = {}
     previous = -1
     for file in files:
         rollout = np.load(file)
@@ -151,23 +156,22 @@ def variants_on_saved(folder: Path, variants: dict[str, dict[str, Any]]) -> dict
         n_steps, n_envs = rollout["rewards"].shape
         if steps != previous + n_steps * n_envs:  # a new window: the variants start over, as a model does
             box = spaces.Box(-np.inf, np.inf, rollout["observations"].shape[2:], np.float32)
-            buffers = variant_buffers(variants, n_steps, n_envs, box, float(rollout["gamma"]))
+            built = variant_buffers(variants, n_steps, n_envs, box, float(rollout["gamma"]))
         previous = steps
         arrays = [rollout[key] for key in ("observations", "rewards", "episode_starts", "dones", "last_obs")]
-        for name, explained in variants_explained(buffers, *arrays).items():
+        for name, explained in variants_explained(built, *arrays).items():
             series.setdefault(name, []).append((steps, explained))
     return series
 
 
-def _estimate(buffer: GroupRolloutBuffer, dones: np.ndarray, last_obs: np.ndarray) -> None:
-    n_values = buffer.max_obs_features  # type: ignore[attr-defined]
-    if n_values is None:
+def _estimate(buffer: GroupRolloutBuffer, max_obs_features: int | None, dones: np.ndarray, last_obs: np.ndarray) -> None:
+    if max_obs_features is None:
         buffer.compute_returns_and_advantage(None, dones, last_obs)  # type: ignore[arg-type]
         return
     # the projection's size, set for this variant alone (the maps are cached by the observation's size, not by it)
     kept = fitted_baselines.MAX_OBS_FEATURES
     fitted_baselines.random_maps.cache_clear()
-    fitted_baselines.MAX_OBS_FEATURES = n_values or int(np.prod(buffer.obs_shape))
+    fitted_baselines.MAX_OBS_FEATURES = max_obs_features or int(np.prod(buffer.obs_shape))
     try:
         buffer.compute_returns_and_advantage(None, dones, last_obs)  # type: ignore[arg-type]
     finally:

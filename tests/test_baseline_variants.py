@@ -24,7 +24,7 @@ class _Recorded(BaselineVariants):
 
     def _on_rollout_end(self) -> None:
         super()._on_rollout_end()
-        row = {name: buffer.group_stats["baseline_explained_variance"] for name, buffer in self.buffers.items()}
+        row = {name: variant.buffer.group_stats["baseline_explained_variance"] for name, variant in self.variants.items()}
         own = getattr(self.model.rollout_buffer, "group_stats", {})
         self.rows.append(
             {
