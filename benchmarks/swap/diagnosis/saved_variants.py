@@ -1,0 +1,55 @@
+"""
+Variants of GPG's linear baseline scored on a PPO run's saved rollouts (``baseline_variants.SavedRollouts``; README.md,
+"What PPO's critic explains of a walking Ant"): per window of consecutive rollouts, the median held-out explained
+variance of each variant, the first ``--warm-up`` rollouts of each window left out (its memories start empty). The
+rollouts are not committed (some 100 MB a run); the table is, with the command that made it.
+
+    python benchmarks/swap/diagnosis/saved_variants.py --saved /work/saved/ant101 \
+        --variants default='{}' unprojected='{"max_obs_features": 0}' --out baseline_variants/saved_Ant-v5.md
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from sb3_gpg_bench.baseline_variants import variants_on_saved
+
+HERE = Path(__file__).parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--saved", type=Path, required=True, help="SavedRollouts' folder")
+    parser.add_argument("--variants", nargs="+", required=True, help="name='{baseline_kwargs as JSON}'")
+    parser.add_argument("--warm-up", type=int, default=8, help="rollouts left out at each window's start")
+    parser.add_argument("--out", type=Path, help="a markdown table, beside this script")
+    args = parser.parse_args()
+    variants = {name: json.loads(kwargs) for name, kwargs in (item.split("=", 1) for item in args.variants)}
+    series = variants_on_saved(args.saved, variants)
+    steps = np.array([step for step, _ in series["default" if "default" in series else next(iter(series))]])
+    # windows: runs of consecutive rollouts
+    gaps = np.flatnonzero(np.diff(steps) != np.diff(steps).min()) + 1 if len(steps) > 1 else np.array([], dtype=int)
+    windows = np.split(np.arange(len(steps)), gaps)
+    header = [f"{steps[w[0]]:,}-{steps[w[-1]]:,}" for w in windows]
+    lines = [
+        "| variant | baseline_kwargs | " + " | ".join(header) + " |",
+        "|---|---|" + "---|" * len(windows),
+    ]
+    for name, values in series.items():
+        explained = np.array([value for _, value in values])
+        cells = [f"{np.nanmedian(explained[w[args.warm_up :]]):.2f}" for w in windows]
+        kwargs = json.dumps(variants.get(name, "(the default's features, in sample)"))
+        lines.append(f"| {name} | `{kwargs}` | " + " | ".join(cells) + " |")
+    quoted = [f"{name}='{kwargs}'" for name, kwargs in (item.split("=", 1) for item in args.variants)]
+    command = f"python benchmarks/swap/diagnosis/saved_variants.py --saved {args.saved} --variants {' '.join(quoted)}"
+    text = "\n".join([f"Median held-out explained variance per window (the first {args.warm_up} rollouts of each left out).",
+                      "", *lines, "", f"    {command}", ""])  # fmt: skip
+    print(text)
+    if args.out:
+        (HERE / args.out).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
