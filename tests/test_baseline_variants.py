@@ -96,3 +96,20 @@ def test_saved_rollouts_score_offline_as_the_callback_scored_them(tmp_path, monk
         assert [value for _, value in offline[name][:3]] == [row[name] for row in online.rows[:3]], name
     # the second window's memories start empty: its first fit reads the rollout alone, as no_memory's does
     assert offline["default"][3][1] != online.rows[4]["default"]
+
+
+def test_a_pooled_level_changes_the_fit_only_where_rollouts_are_remembered(tmp_path, monkeypatch):
+    monkeypatch.setenv("SAVED_ROLLOUTS", str(tmp_path))
+    monkeypatch.setenv("SAVED_ROLLOUTS_STEPS", "0-1000")
+    model = PPO("MlpPolicy", make_vec_env("Pendulum-v1", n_envs=2, seed=0), n_steps=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(4 * 64 * 2, callback=SavedRollouts())
+    variants = {
+        "default": {},
+        "pooled": {"pooled_level": True},
+        "no_memory": {"memory": 0},
+        "no_memory_pooled": {"memory": 0, "pooled_level": True},
+    }
+    series = {name: [value for _, value in values] for name, values in variants_on_saved(tmp_path, variants).items()}
+    assert series["no_memory_pooled"] == series["no_memory"]
+    assert series["pooled"][0] == series["default"][0]  # the first rollout remembers nothing
+    assert series["pooled"][1:] != series["default"][1:]
