@@ -15,8 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from sb3_gpg_bench.baseline_variants import variants_on_saved
+from sb3_gpg_bench.suite import read_training_log
 
 HERE = Path(__file__).parent
+CRITIC = "diagnosis/returns_explained_variance"
 
 
 def main() -> None:
@@ -25,6 +27,7 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", required=True, help="name='{baseline_kwargs as JSON}'")
     parser.add_argument("--warm-up", type=int, default=8, help="rollouts left out at each window's start")
     parser.add_argument("--out", type=Path, help="a markdown table, beside this script")
+    parser.add_argument("--critic", type=Path, help="a run of the same training whose log holds PPO's critic's values")
     args = parser.parse_args()
     variants = {name: json.loads(kwargs) for name, kwargs in (item.split("=", 1) for item in args.variants)}
     series = variants_on_saved(args.saved, variants)
@@ -37,13 +40,25 @@ def main() -> None:
         "| variant | baseline_kwargs | " + " | ".join(header) + " |",
         "|---|---|" + "---|" * len(windows),
     ]
+    medians = {}
+    if args.critic:
+        critic = dict((int(step), value) for step, value in read_training_log(args.critic)[CRITIC])
+        series = {"PPO's critic": [(step, critic[step]) for step, _ in series["default"]], **series}
     for name, values in series.items():
         explained = np.array([value for _, value in values])
-        cells = [f"{np.nanmedian(explained[w[args.warm_up :]]):.2f}" for w in windows]
-        kwargs = json.dumps(variants.get(name, "(the default's features, in sample)"))
-        lines.append(f"| {name} | `{kwargs}` | " + " | ".join(cells) + " |")
+        medians[name] = [float(np.nanmedian(explained[w[args.warm_up :]])) for w in windows]
+        kwargs = json.dumps(variants.get(name, "(the default's features, in sample)" if name == "in_sample" else ""))
+        lines.append(f"| {name} | `{kwargs}` | " + " | ".join(f"{value:.2f}" for value in medians[name]) + " |")
+    if args.critic:
+        lines += ["", "Share of the gap between the default and PPO's critic that each variant closes, per window:", ""]
+        gaps = np.array(medians["PPO's critic"]) - np.array(medians["default"])
+        for name in variants:
+            if name != "default":
+                shares = (np.array(medians[name]) - np.array(medians["default"])) / gaps
+                lines.append(f"- {name}: " + ", ".join(f"{share:.2f}" for share in shares))
     quoted = [f"{name}='{kwargs}'" for name, kwargs in (item.split("=", 1) for item in args.variants)]
-    command = f"python benchmarks/swap/diagnosis/saved_variants.py --saved {args.saved} --variants {' '.join(quoted)}"
+    critic = f" --critic {args.critic}" if args.critic else ""
+    command = f"python benchmarks/swap/diagnosis/saved_variants.py --saved {args.saved}{critic} --variants {' '.join(quoted)}"
     text = "\n".join([f"Median held-out explained variance per window (the first {args.warm_up} rollouts of each left out).",
                       "", *lines, "", f"    {command}", ""])  # fmt: skip
     print(text)
