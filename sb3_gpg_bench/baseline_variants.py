@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
+from stable_baselines3.common.callbacks import BaseCallback
 
 from sb3_gpg.common.buffers import GroupRolloutBuffer
 from sb3_gpg.estimator import cross_fitting, fitted_baselines
@@ -127,6 +128,24 @@ class PooledSystem(System):
                 moments += weight * rollout.moments(completion, self.n_features)
             self._moments = (completion, moments)
         return self._moments[1]
+
+
+class PooledLevel(BaseCallback):
+    """
+    GPG trained with the remembered rollouts sharing the current rollout's level (``PooledSystem``): the memory's
+    system is replaced for the process while the model trains (and put back when training ends): a screen's candidate,
+    not an option of the package.
+    """
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_start(self) -> None:
+        self._system = cross_fitting.System
+        cross_fitting.System = PooledSystem  # type: ignore[misc]
+
+    def _on_training_end(self) -> None:
+        cross_fitting.System = self._system  # type: ignore[misc]
 
 
 def variant_buffers(

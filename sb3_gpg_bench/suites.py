@@ -395,6 +395,7 @@ TIME_AWARE = "env_wrapper:'gymnasium.wrappers.TimeAwareObservation'"
 ADVANTAGE_SIGNAL = "sb3_gpg_bench.critic_variants.AdvantageSignal"
 BASELINE_VARIANTS = "sb3_gpg_bench.baseline_variants.BaselineVariants"
 SAVED_ROLLOUTS = "sb3_gpg_bench.baseline_variants.SavedRollouts"
+POOLED_LEVEL = "sb3_gpg_bench.baseline_variants.PooledLevel"
 TIME_CRITIC = "sb3_gpg_bench.critic_variants.TimeCritic"
 MC_CRITIC = "sb3_gpg_bench.critic_variants.MonteCarloCritic"
 LINEAR_CRITIC_CALLBACK = "sb3_gpg_bench.critic_variants.LinearCritic"
@@ -530,6 +531,25 @@ SWAP = [
     ),
     # the constructor's gae_lambda with the linear baseline fitted on the returns whatever lambda a rollout takes
     # (Ant-v5: does the lambda-returns' fit or the policy explain less of the returns?)
+    # the saved rollouts' candidates: the remembered rollouts sharing the current rollout's level (a callback, not an
+    # option), with the long uncapped memory, and with 8 folds
+    Setting(
+        "gpg_swap_pooled_long_auto",
+        "gpg",
+        (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", UNCAPPED_MEMORY, f"callback:{POOLED_LEVEL!r}"),
+        PPO_ENTRY,
+    ),
+    Setting(
+        "gpg_swap_pooled_long_folds8_auto",
+        "gpg",
+        (
+            *CONSTRUCTOR_ESTIMATOR,
+            "gae_lambda:'auto'",
+            "baseline_kwargs:{'memory':32,'recency':0.9,'memory_weight':None,'n_folds':8}",
+            f"callback:{POOLED_LEVEL!r}",
+        ),
+        PPO_ENTRY,
+    ),
     Setting(
         "gpg_swap_returns_target_auto",
         "gpg",

@@ -113,3 +113,19 @@ def test_a_pooled_level_changes_the_fit_only_where_rollouts_are_remembered(tmp_p
     assert series["no_memory_pooled"] == series["no_memory"]
     assert series["pooled"][0] == series["default"][0]  # the first rollout remembers nothing
     assert series["pooled"][1:] != series["default"][1:]
+
+
+def test_pooled_level_trains_gpg_on_the_pooled_system_and_puts_it_back():
+    from sb3_gpg.estimator import cross_fitting
+    from sb3_gpg_bench.baseline_variants import PooledLevel, PooledSystem
+
+    seen = []
+    original = cross_fitting.System
+
+    class Spy(PooledLevel):
+        def _on_rollout_end(self) -> None:
+            seen.append(cross_fitting.System)
+
+    model = GPG("MlpPolicy", make_vec_env("Pendulum-v1", n_envs=2, seed=0), n_steps=64, seed=0, device="cpu")
+    model.learn(2 * 64 * 2, callback=Spy())
+    assert seen == [PooledSystem, PooledSystem] and cross_fitting.System is original
