@@ -7,7 +7,9 @@ holds it back.
 ``BaselineVariants`` is an RL Zoo callback (the ``callback`` hyperparameter) that changes nothing in training: after
 each rollout it copies the rollout into one GPG rollout buffer per variant (``VARIANTS``), each keeping its own memory
 and ``gae_lambda="auto"``'s window across rollouts as GPG's does, and logs each buffer's held-out explained variance
-(``train/baseline_explained_variance``'s footing) as ``variants/<name>``. ``variants/in_sample`` is the default
+(``train/baseline_explained_variance``'s footing) as ``variants/<name>``. GAE's lambda is the swap's: ``"auto"``,
+or where the PPO entry sets one, the value that the environment variable ``BASELINE_VARIANTS_LAMBDA`` gives (the
+algorithm's own reads 0.95 whether the entry set it or not). ``variants/in_sample`` is the default
 features' ridge fit scored on the samples it was fitted on, with no memory: what the features can express of one
 rollout's returns at all. Beside ``critic_variants.ReturnsExplained`` the rows compare with PPO's critic on the same
 rollouts and returns.
@@ -31,6 +33,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from sb3_gpg.common.buffers import GroupRolloutBuffer
 from sb3_gpg.estimator import cross_fitting, fitted_baselines
+from sb3_gpg.estimator.auto_lambda import AUTO_LAMBDA
 from sb3_gpg.estimator.baseline_memory import Equations, Fit, System
 from sb3_gpg.estimator.options import ALGORITHM_DEFAULTS, GroupOptions
 from sb3_gpg_bench.critic_variants import RolloutEndCallback
@@ -55,7 +58,15 @@ class BaselineVariants(RolloutEndCallback):
     def _init_callback(self) -> None:
         model = self.on_policy_model
         assert isinstance(model.observation_space, spaces.Box), "variants of the linear baseline on Box observations"
-        self.variants = variant_buffers(VARIANTS, model.n_steps, model.n_envs, model.observation_space, model.gamma)
+        gae_lambda = os.environ.get("BASELINE_VARIANTS_LAMBDA", AUTO_LAMBDA)
+        self.variants = variant_buffers(
+            VARIANTS,
+            model.n_steps,
+            model.n_envs,
+            model.observation_space,
+            model.gamma,
+            gae_lambda if gae_lambda == AUTO_LAMBDA else float(gae_lambda),
+        )
 
     def _on_rollout_end(self) -> None:
         source = self.on_policy_model.rollout_buffer
@@ -149,9 +160,14 @@ class PooledLevel(BaseCallback):
 
 
 def variant_buffers(
-    variants: dict[str, dict[str, Any]], n_steps: int, n_envs: int, observation_space: spaces.Box, gamma: float
+    variants: dict[str, dict[str, Any]],
+    n_steps: int,
+    n_envs: int,
+    observation_space: spaces.Box,
+    gamma: float,
+    gae_lambda: float | str = AUTO_LAMBDA,
 ) -> dict[str, Variant]:
-    """:return: one GPG rollout buffer per variant (``VARIANTS``' form), under ``gae_lambda="auto"``"""
+    """:return: one GPG rollout buffer per variant (``VARIANTS``' form), with GAE's ``gae_lambda``"""
     built = {}
     for name, kwargs in variants.items():
         baseline_kwargs = {key: value for key, value in kwargs.items() if key not in ("max_obs_features", "pooled_level")}
@@ -160,7 +176,7 @@ def variant_buffers(
             observation_space,
             spaces.Box(-1.0, 1.0, (1,)),  # no action is read
             device="cpu",
-            gae_lambda="auto",
+            gae_lambda=gae_lambda,
             gamma=gamma,
             n_envs=n_envs,
             group_options=GroupOptions(**ALGORITHM_DEFAULTS, baseline_kwargs=baseline_kwargs | {"fourier_seed": FEATURE_SEED}),

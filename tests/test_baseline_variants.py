@@ -129,3 +129,11 @@ def test_pooled_level_trains_gpg_on_the_pooled_system_and_puts_it_back():
     model = GPG("MlpPolicy", make_vec_env("Pendulum-v1", n_envs=2, seed=0), n_steps=64, seed=0, device="cpu")
     model.learn(2 * 64 * 2, callback=Spy())
     assert seen == [PooledSystem, PooledSystem] and cross_fitting.System is original
+
+
+def test_the_variants_take_the_swaps_lambda_where_the_entry_sets_one(monkeypatch):
+    monkeypatch.setenv("BASELINE_VARIANTS_LAMBDA", "0.8")
+    model = PPO("MlpPolicy", make_vec_env("Pendulum-v1", n_envs=2, seed=0), n_steps=64, n_epochs=1, seed=0, device="cpu")
+    callback = BaselineVariants()
+    model.learn(64 * 2, callback=callback)
+    assert {variant.buffer.gae_lambda for variant in callback.variants.values()} == {0.8}
