@@ -19,6 +19,10 @@ after each) in the windows of steps that the environment variable ``SAVED_ROLLOU
 ``.npz`` per rollout in the folder that ``SAVED_ROLLOUTS`` names (RL Zoo builds its callbacks without arguments), so
 that ``variants_on_saved`` scores any variant on them later without training again.
 
+The rewards are those of the algorithm's buffer: PPO's adds its critic's value of the state where a time limit cut an
+episode to the episode's last reward, which GPG's does not. The returns are GPG's but for the episodes that a time
+limit cut, which both the variants and the critic are scored on.
+
 The buffers' features take an explicit ``fourier_seed``: a drawn one would come from NumPy's global generator, which
 the algorithm's minibatches read.
 """
@@ -152,7 +156,8 @@ class PooledLevel(BaseCallback):
         return True
 
     def _on_training_start(self) -> None:
-        self._system = cross_fitting.System
+        # (a training that raised left the pooled system in place: the package's is its base)
+        self._system = System
         cross_fitting.System = PooledSystem  # type: ignore[misc]
 
     def _on_training_end(self) -> None:
@@ -212,10 +217,17 @@ def variants_explained(
     return explained
 
 
-def variants_on_saved(folder: Path, variants: dict[str, dict[str, Any]]) -> dict[str, list[tuple[int, float]]]:
+def variants_on_saved(
+    folder: Path, variants: dict[str, dict[str, Any]], gae_lambda: float | str = AUTO_LAMBDA
+) -> dict[str, list[tuple[int, float]]]:
     """
-    :param folder: ``SavedRollouts``' folder; each run of consecutive rollouts starts with empty memories
-    :return: per variant (and ``in_sample``), ``(steps, held-out explained variance)`` of every saved rollout
+    :param folder: ``SavedRollouts``' folder
+    :param gae_lambda: GAE's lambda of the variants (the swap's)
+    :return: per variant (and ``in_sample``), ``(steps, held-out explained variance)`` of every saved rollout but the
+        first of each run of consecutive rollouts (a window). A window starts inside its episodes: its first rollout
+        gives the episode times (an episode that began before it is read at its start's time until it ends) and is
+        then forgotten (no memory holds it, nor ``"auto"``'s window), so the next rollout's times are all right where
+        no episode outlasts a rollout
     """
     files = sorted(folder.glob("rollout_*.npz"))
     series: dict[str, list[tuple[int, float]]] = {}
@@ -225,11 +237,16 @@ def variants_on_saved(folder: Path, variants: dict[str, dict[str, Any]]) -> dict
         rollout = np.load(file)
         steps = int(file.stem.split("_")[1])
         n_steps, n_envs = rollout["rewards"].shape
-        if steps != previous + n_steps * n_envs:  # a new window: the variants start over, as a model does
-            box = spaces.Box(-np.inf, np.inf, rollout["observations"].shape[2:], np.float32)
-            built = variant_buffers(variants, n_steps, n_envs, box, float(rollout["gamma"]))
-        previous = steps
         arrays = [rollout[key] for key in ("observations", "rewards", "episode_starts", "dones", "last_obs")]
+        starts = steps != previous + n_steps * n_envs
+        previous = steps
+        if starts:
+            box = spaces.Box(-np.inf, np.inf, rollout["observations"].shape[2:], np.float32)
+            built = variant_buffers(variants, n_steps, n_envs, box, float(rollout["gamma"]), gae_lambda)
+            variants_explained(built, *arrays)
+            for variant in built.values():
+                variant.buffer.reset_estimator_state()
+            continue
         for name, explained in variants_explained(built, *arrays).items():
             series.setdefault(name, []).append((steps, explained))
     return series

@@ -84,18 +84,26 @@ def test_the_unprojected_variant_reads_every_dimension_and_puts_the_projection_b
 
 
 def test_saved_rollouts_score_offline_as_the_callback_scored_them(tmp_path, monkeypatch):
-    monkeypatch.setenv("SAVED_ROLLOUTS", str(tmp_path))
+    saved, alone = tmp_path / "saved", tmp_path / "alone"
+    monkeypatch.setenv("SAVED_ROLLOUTS", str(saved))
     # the rollouts ending at 128, 256 and 384 steps, then 640 and 768: a second window, whose variants start over
     monkeypatch.setenv("SAVED_ROLLOUTS_STEPS", "0-400,600-800")
+    monkeypatch.setenv("BASELINE_VARIANTS_LAMBDA", "0.8")  # no "auto" window, which a window's start forgets
     model = PPO("MlpPolicy", make_vec_env("Pendulum-v1", n_envs=2, seed=0), n_steps=64, n_epochs=1, seed=0, device="cpu")
     online = _Recorded()
     model.learn(6 * 64 * 2, callback=[online, SavedRollouts()])
-    offline = variants_on_saved(tmp_path, VARIANTS)
-    assert [steps for steps, _ in offline["default"]] == [128, 256, 384, 640, 768]
+    offline = variants_on_saved(saved, VARIANTS, 0.8)
+    # each window's first rollout gives the episode times only
+    assert [steps for steps, _ in offline["default"]] == [256, 384, 768]
+    # the first window starts with the episodes, so without a memory its fits are the callback's
+    assert [value for _, value in offline["no_memory"][:2]] == [row["no_memory"] for row in online.rows[1:3]]
+    # the second window is scored as it would be alone: nothing of the first carries into it
+    alone.mkdir()
+    for name in ("rollout_000000640.npz", "rollout_000000768.npz"):
+        (alone / name).write_bytes((saved / name).read_bytes())
+    by_itself = variants_on_saved(alone, VARIANTS, 0.8)
     for name in (*VARIANTS, "in_sample"):
-        assert [value for _, value in offline[name][:3]] == [row[name] for row in online.rows[:3]], name
-    # the second window's memories start empty: its first fit reads the rollout alone, as no_memory's does
-    assert offline["default"][3][1] != online.rows[4]["default"]
+        assert by_itself[name] == offline[name][2:], name
 
 
 def test_a_pooled_level_changes_the_fit_only_where_rollouts_are_remembered(tmp_path, monkeypatch):
@@ -126,9 +134,14 @@ def test_pooled_level_trains_gpg_on_the_pooled_system_and_puts_it_back():
         def _on_rollout_end(self) -> None:
             seen.append(cross_fitting.System)
 
-    model = GPG("MlpPolicy", make_vec_env("Pendulum-v1", n_envs=2, seed=0), n_steps=64, seed=0, device="cpu")
-    model.learn(2 * 64 * 2, callback=Spy())
+    explained = []
+    for callback in (Spy(), None):
+        model = GPG("MlpPolicy", make_vec_env("Pendulum-v1", n_envs=2, seed=0), n_steps=64, seed=0, device="cpu")
+        model.learn(2 * 64 * 2, callback=callback)
+        explained.append(model.rollout_buffer.group_stats["baseline_explained_variance"])
     assert seen == [PooledSystem, PooledSystem] and cross_fitting.System is original
+    # the second rollout's fit, which remembers the first, is another
+    assert explained[0] != explained[1]
 
 
 def test_the_variants_take_the_swaps_lambda_where_the_entry_sets_one(monkeypatch):
@@ -137,3 +150,41 @@ def test_the_variants_take_the_swaps_lambda_where_the_entry_sets_one(monkeypatch
     callback = BaselineVariants()
     model.learn(64 * 2, callback=callback)
     assert {variant.buffer.gae_lambda for variant in callback.variants.values()} == {0.8}
+
+
+def test_the_pooled_system_is_the_ridge_fit_of_every_sample_stacked_at_its_weight():
+    from sb3_gpg.estimator.baseline_memory import Equations, System
+    from sb3_gpg_bench.baseline_variants import PooledSystem
+
+    rng = np.random.default_rng(1)
+    n_features, ridge = 7, 1e-3
+
+    def rollout(n):
+        features = np.c_[np.ones(n), rng.normal(size=(n, n_features - 1))]
+        returns = rng.normal(size=n) + features[:, 1]
+        envs = np.zeros(n, dtype=np.int64)
+        return features, returns, Equations.of(features, returns, np.zeros(n), envs, features[:1], returns)
+
+    def stacked(parts, size):
+        # every sample a row, weighted; the same penalty as the package's, on the weighted columns' variance
+        gram = sum(weight * features.T @ features for weight, (features, _, _) in parts)[:size, :size]
+        moments = sum(weight * features.T @ returns for weight, (features, returns, _) in parts)[:size]
+        count = gram[0, 0]
+        variances = np.diag(gram) / count - (gram[0] / count) ** 2
+        penalty = ridge * count * np.maximum(variances, variances[1:].min())
+        penalty[0] = ridge * count * 1e-12
+        return np.linalg.solve(gram + np.diag(penalty), moments)
+
+    memory, current = [rollout(50), rollout(40)], rollout(30)
+    weights = [0.3, 0.7]
+    pooled = PooledSystem(list(zip(weights, [equations for _, _, equations in memory], strict=True)))
+    for size in (4, n_features):
+        with_current = pooled.plus(current[2]).solve(None, ridge, size)
+        parts = [(1.0, current), *zip(weights, memory, strict=True)]
+        np.testing.assert_allclose(with_current, stacked(parts, size), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            pooled.plus(None).solve(None, ridge, size), stacked(list(zip(weights, memory, strict=True)), size), rtol=1e-9
+        )
+        # the package's system fits each remembered rollout a level of its own: another fit
+        own_levels = System(list(zip(weights, [equations for _, _, equations in memory], strict=True)))
+        assert not np.allclose(own_levels.plus(current[2]).solve(None, ridge, size), with_current)

@@ -1,7 +1,8 @@
 """
 Variants of GPG's linear baseline scored on a PPO run's saved rollouts (``baseline_variants.SavedRollouts``; README.md,
 "What PPO's critic explains of a walking Ant"): per window of consecutive rollouts, the median held-out explained
-variance of each variant, the first ``--warm-up`` rollouts of each window left out (its memories start empty). The
+variance of each variant, the first ``--warm-up`` scored rollouts of each window left out (its memories start empty;
+its first rollout gives the episode times only: ``variants_on_saved``). The
 rollouts are not committed (some 100 MB a run); the table is, with the command that made it.
 
     python benchmarks/swap/diagnosis/saved_variants.py --saved /work/saved/ant101 \
@@ -28,9 +29,11 @@ def main() -> None:
     parser.add_argument("--warm-up", type=int, default=8, help="rollouts left out at each window's start")
     parser.add_argument("--out", type=Path, help="a markdown table, beside this script")
     parser.add_argument("--critic", type=Path, help="a run of the same training whose log holds PPO's critic's values")
+    parser.add_argument("--gae-lambda", default="auto", help="the swap's lambda: 'auto', or the PPO entry's")
     args = parser.parse_args()
     variants = {name: json.loads(kwargs) for name, kwargs in (item.split("=", 1) for item in args.variants)}
-    series = variants_on_saved(args.saved, variants)
+    gae_lambda = args.gae_lambda if args.gae_lambda == "auto" else float(args.gae_lambda)
+    series = variants_on_saved(args.saved, variants, gae_lambda)
     steps = np.array([step for step, _ in series["default" if "default" in series else next(iter(series))]])
     # windows: runs of consecutive rollouts
     gaps = np.flatnonzero(np.diff(steps) != np.diff(steps).min()) + 1 if len(steps) > 1 else np.array([], dtype=int)
@@ -57,10 +60,11 @@ def main() -> None:
                 shares = (np.array(medians[name]) - np.array(medians["default"])) / gaps
                 lines.append(f"- {name}: " + ", ".join(f"{share:.2f}" for share in shares))
     quoted = [f"{name}='{kwargs}'" for name, kwargs in (item.split("=", 1) for item in args.variants)]
-    critic = f" --critic {args.critic}" if args.critic else ""
-    command = f"python benchmarks/swap/diagnosis/saved_variants.py --saved {args.saved}{critic} --variants {' '.join(quoted)}"
-    text = "\n".join([f"Median held-out explained variance per window (the first {args.warm_up} rollouts of each left out).",
-                      "", *lines, "", f"    {command}", ""])  # fmt: skip
+    options = f"--saved {args.saved} --warm-up {args.warm_up} --gae-lambda {args.gae_lambda}"
+    options += (f" --critic {args.critic}" if args.critic else "") + (f" --out {args.out}" if args.out else "")
+    command = f"python benchmarks/swap/diagnosis/saved_variants.py {options} --variants {' '.join(quoted)}"
+    title = f"Median held-out explained variance per window (the first {args.warm_up} scored rollouts of each left out)."
+    text = "\n".join([title, "", *lines, "", f"    {command}", ""])
     print(text)
     if args.out:
         (HERE / args.out).write_text(text)
