@@ -47,8 +47,9 @@ SEGMENTS = "segments.json.gz"
 # A run's log of what each update logged, compressed (runs made before it was, ``training_log.json``)
 TRAINING_LOG = "training_log.json.gz"
 # The points a run's log keeps per key: a run of many short rollouts (InvertedPendulum's 31,250 updates) keeps every
-# k-th update's, so that its log stays light; the reports read quarter means and medians and 200-point curves
-MAX_LOGGED_POINTS = 8000
+# k-th update's, so that its log stays light (under the 512 KB a results file may weigh, with every key logged); the
+# reports read quarter means and medians and 200-point curves
+MAX_LOGGED_POINTS = 4000
 # What each update logged that the runs are compared on (at most MAX_LOGGED_POINTS per key), read from the training's
 # standard output (SB3's tables at ``verbose=1``), kept in the training log: how much of the returns the baseline or
 # critic explains (PPO's train/explained_variance; GPG's train/baseline_explained_variance, held out, which runs before
