@@ -550,6 +550,17 @@ SWAP = [
         ),
         PPO_ENTRY,
     ),
+    # the same where the entry sets gae_lambda (InvertedDoublePendulum-v5's 0.8), which the suite then keeps
+    Setting(
+        "gpg_swap_pooled_long_folds8",
+        "gpg",
+        (
+            *CONSTRUCTOR_ESTIMATOR,
+            "baseline_kwargs:{'memory':32,'recency':0.9,'memory_weight':None,'n_folds':8}",
+            f"callback:{POOLED_LEVEL!r}",
+        ),
+        PPO_ENTRY,
+    ),
     Setting(
         "gpg_swap_returns_target_auto",
         "gpg",
