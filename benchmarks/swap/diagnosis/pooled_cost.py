@@ -1,0 +1,50 @@
+"""
+The CPU time of one rollout's estimate under the constructor's linear baseline and under the Ant-v5 screen's candidate
+(the pooled level, 32 remembered rollouts uncapped, 8 folds), on random rollouts of Ant-v5's shape (one env, 2,048
+steps, 105 dimensions), the memories full: the median of 7 rollouts' ``time.process_time``, which other processes on
+the machine barely move. README.md, "The fit's generalisation on PPO's saved Ant-v5 rollouts".
+
+    python benchmarks/swap/diagnosis/pooled_cost.py
+"""
+
+import time
+
+import numpy as np
+import torch as th
+from gymnasium import spaces
+
+from sb3_gpg_bench.baseline_variants import variant_buffers, variants_explained
+
+N_STEPS, N_ENVS, DIM = 2048, 1, 105
+VARIANTS = {
+    "constructor": {},
+    "candidate": {"memory": 32, "recency": 0.9, "memory_weight": None, "n_folds": 8, "pooled_level": True},
+}
+
+
+def main() -> None:
+    th.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    box = spaces.Box(-np.inf, np.inf, (DIM,), np.float32)
+
+    def rollout() -> tuple[np.ndarray, ...]:
+        obs = rng.normal(size=(N_STEPS, N_ENVS, DIM)).astype(np.float32)
+        starts = (rng.random((N_STEPS, N_ENVS)) < 1 / 200).astype(np.float32)
+        rewards = (obs[..., 0] + rng.normal(size=(N_STEPS, N_ENVS))).astype(np.float32)
+        return obs, rewards, starts, np.zeros(N_ENVS, dtype=bool), rng.normal(size=(N_ENVS, DIM)).astype(np.float32)
+
+    for name, kwargs in VARIANTS.items():
+        built = variant_buffers({name: kwargs}, N_STEPS, N_ENVS, box, 0.99)
+        for _ in range(34):  # the memories filled
+            variants_explained(built, *rollout())
+        times = []
+        for _ in range(7):
+            arrays = rollout()
+            start = time.process_time()
+            variants_explained(built, *arrays)
+            times.append(time.process_time() - start)
+        print(f"{name}: {np.median(times):.3f} s of CPU per rollout")
+
+
+if __name__ == "__main__":
+    main()
