@@ -120,19 +120,10 @@ class PooledSystem(System):
 
     def __init__(self, remembered: list[tuple[float, Equations]]):
         super().__init__(remembered)
-        n_features = self.n_features
-        self.gram = self.gram[:n_features, :n_features]
-        if self.coupling is not None:
-            self.coupling = self.coupling[:n_features, :n_features]
+        _without_intercepts(self)
 
     def plus(self, current: Equations | None) -> "System":
-        system = super().plus(current)
-        if self.remembered and current is not None and current.n_samples:
-            n_features = system.n_features
-            system.gram = system.gram[:n_features, :n_features]
-            if system.coupling is not None:
-                system.coupling = system.coupling[:n_features, :n_features]
-        return system
+        return _without_intercepts(super().plus(current))
 
     def moments(self, completion: Fit | None) -> np.ndarray:
         if self._moments is None or self._moments[0] is not completion:
@@ -143,6 +134,15 @@ class PooledSystem(System):
                 moments += weight * rollout.moments(completion, self.n_features)
             self._moments = (completion, moments)
         return self._moments[1]
+
+
+def _without_intercepts(system: System) -> System:
+    """:return: ``system`` with its matrices on the features alone (System appends a column per remembered rollout)"""
+    n_features = system.n_features
+    system.gram = system.gram[:n_features, :n_features]
+    if system.coupling is not None:
+        system.coupling = system.coupling[:n_features, :n_features]
+    return system
 
 
 class PooledLevel(BaseCallback):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sb3_gpg_bench.baseline_variants import VARIANTS
 from sb3_gpg_bench.suite import read_training_log
 from sb3_gpg_bench.timing import evaluations
 
@@ -24,7 +25,8 @@ HERE = Path(__file__).parent
 SETTING = "ppo_baseline_variants"
 SEEDS = (100, 101)
 CRITIC = "diagnosis/returns_explained_variance"
-VARIANTS = ("default", "returns", "no_memory", "no_fourier", "unprojected", "in_sample")
+# the callback's variants and the default features' fit in sample
+NAMES = (*VARIANTS, "in_sample")
 QUARTERS = (0, 250_000, 500_000, 750_000, 1_000_000)
 
 
@@ -42,7 +44,7 @@ def main() -> None:
     parser.add_argument("--task", default="Ant-v5")
     parser.add_argument("--read", type=int, nargs=2, default=(250_000, 1_000_000), help="the window the rule reads")
     args = parser.parse_args()
-    names = ("PPO's critic", *VARIANTS)
+    names = ("PPO's critic", *NAMES)
     lines = [
         f"# GPG's linear baseline on PPO's {args.task} rollouts, beside PPO's critic",
         "",
@@ -66,9 +68,8 @@ def main() -> None:
     lines += ["", f"The rule's reading over steps {args.read[0]:,}-{args.read[1]:,} (README.md):", ""]
     for seed in SEEDS:
         gap = read[seed][names[0]] - read[seed]["default"]
-        closed = ", ".join(
-            f"{name} {(read[seed][name] - read[seed]['default']) / gap:.2f}" for name in VARIANTS[1:-1] if gap != 0
-        )
+        others = [name for name in VARIANTS if name != "default"] if gap != 0 else []
+        closed = ", ".join(f"{name} {(read[seed][name] - read[seed]['default']) / gap:.2f}" for name in others)
         lines.append(f"- seed {seed}: the critic less the default {gap:.2f}; share of it closed: {closed}")
     reference = HERE / "runs" / f"{args.task}__ppo_diagnosis__seed101"
     own = HERE / "baseline_variants" / "runs" / f"{args.task}__{SETTING}__seed101"
