@@ -33,20 +33,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.callbacks import BaseCallback
 
 from sb3_gpg.common.buffers import GroupRolloutBuffer
-from sb3_gpg.estimator import cross_fitting, fitted_baselines
+from sb3_gpg.estimator import fitted_baselines
 from sb3_gpg.estimator.auto_lambda import AUTO_LAMBDA
-from sb3_gpg.estimator.baseline_memory import Equations, Fit, System
 from sb3_gpg.estimator.options import ALGORITHM_DEFAULTS, GroupOptions
 from sb3_gpg_bench.critic_variants import RolloutEndCallback
 
 # The seed of every variant's random features
 FEATURE_SEED = 0
 # name: the linear baseline's arguments over the constructor's (all under gae_lambda="auto"), and ``max_obs_features``:
-# the size of the random projection of a large observation (0: none, every dimension a feature), ``pooled_level``:
-# True for remembered rollouts that share the current rollout's intercept instead of each fitting its own
+# the size of the random projection of a large observation (0: none, every dimension a feature)
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
     "returns": {"target": "returns"},
@@ -105,63 +102,10 @@ class SavedRollouts(RolloutEndCallback):
 
 
 class Variant(NamedTuple):
-    """
-    A variant's GPG rollout buffer, the size of its projection of a large observation (None: the default's), and
-    whether its remembered rollouts share the current rollout's level
-    """
+    """A variant's GPG rollout buffer, and the size of its projection of a large observation (None: the default's)"""
 
     buffer: GroupRolloutBuffer
     max_obs_features: int | None = None
-    pooled_level: bool = False
-
-
-class PooledSystem(System):
-    """``System`` without the remembered rollouts' intercepts: every rollout's returns read at one level."""
-
-    def __init__(self, remembered: list[tuple[float, Equations]]):
-        super().__init__(remembered)
-        _without_intercepts(self)
-
-    def plus(self, current: Equations | None) -> "System":
-        return _without_intercepts(super().plus(current))
-
-    def moments(self, completion: Fit | None) -> np.ndarray:
-        if self._moments is None or self._moments[0] is not completion:
-            moments = np.zeros(self.n_features)
-            if self.current is not None:
-                moments += self.current.moments(completion, self.n_features)
-            for weight, rollout in self.remembered:
-                moments += weight * rollout.moments(completion, self.n_features)
-            self._moments = (completion, moments)
-        return self._moments[1]
-
-
-def _without_intercepts(system: System) -> System:
-    """:return: ``system`` with its matrices on the features alone (System appends a column per remembered rollout)"""
-    n_features = system.n_features
-    system.gram = system.gram[:n_features, :n_features]
-    if system.coupling is not None:
-        system.coupling = system.coupling[:n_features, :n_features]
-    return system
-
-
-class PooledLevel(BaseCallback):
-    """
-    GPG trained with the remembered rollouts sharing the current rollout's level (``PooledSystem``): the memory's
-    system is replaced for the process while the model trains (and put back when training ends): a screen's candidate,
-    not an option of the package.
-    """
-
-    def _on_step(self) -> bool:
-        return True
-
-    def _on_training_start(self) -> None:
-        # (a training that raised left the pooled system in place: the package's is its base)
-        self._system = System
-        cross_fitting.System = PooledSystem  # type: ignore[misc]
-
-    def _on_training_end(self) -> None:
-        cross_fitting.System = self._system  # type: ignore[misc]
 
 
 def variant_buffers(
@@ -175,7 +119,7 @@ def variant_buffers(
     """:return: one GPG rollout buffer per variant (``VARIANTS``' form), with GAE's ``gae_lambda``"""
     built = {}
     for name, kwargs in variants.items():
-        baseline_kwargs = {key: value for key, value in kwargs.items() if key not in ("max_obs_features", "pooled_level")}
+        baseline_kwargs = {key: value for key, value in kwargs.items() if key != "max_obs_features"}
         buffer = GroupRolloutBuffer(
             n_steps,
             observation_space,
@@ -186,7 +130,7 @@ def variant_buffers(
             n_envs=n_envs,
             group_options=GroupOptions(**ALGORITHM_DEFAULTS, baseline_kwargs=baseline_kwargs | {"fourier_seed": FEATURE_SEED}),
         )
-        built[name] = Variant(buffer, kwargs.get("max_obs_features"), kwargs.get("pooled_level", False))
+        built[name] = Variant(buffer, kwargs.get("max_obs_features"))
     return built
 
 
@@ -204,13 +148,13 @@ def variants_explained(
         features fitted and scored on the same samples) where there is a ``default`` variant
     """
     explained = {}
-    for name, (buffer, max_obs_features, pooled_level) in variants.items():
+    for name, (buffer, max_obs_features) in variants.items():
         buffer.reset()
         buffer.observations[:] = observations
         buffer.rewards[:] = rewards
         buffer.episode_starts[:] = episode_starts
         buffer.pos, buffer.full = buffer.buffer_size, True
-        _estimate(buffer, max_obs_features, pooled_level, dones, last_obs)
+        _estimate(buffer, max_obs_features, dones, last_obs)
         explained[name] = buffer.group_stats["baseline_explained_variance"]
     if "default" in variants:
         explained["in_sample"] = _in_sample(variants["default"].buffer)
@@ -252,21 +196,17 @@ def variants_on_saved(
     return series
 
 
-def _estimate(
-    buffer: GroupRolloutBuffer, max_obs_features: int | None, pooled_level: bool, dones: np.ndarray, last_obs: np.ndarray
-) -> None:
-    """The buffer's estimate, with the projection's size and the memory's system set for this variant alone."""
-    kept = fitted_baselines.MAX_OBS_FEATURES, cross_fitting.System
+def _estimate(buffer: GroupRolloutBuffer, max_obs_features: int | None, dones: np.ndarray, last_obs: np.ndarray) -> None:
+    """The buffer's estimate, with the projection's size set for this variant alone."""
+    kept = fitted_baselines.MAX_OBS_FEATURES
     if max_obs_features is not None:
         # (the maps are cached by the observation's size, not by the projection's)
         fitted_baselines.random_maps.cache_clear()
         fitted_baselines.MAX_OBS_FEATURES = max_obs_features or int(np.prod(buffer.obs_shape))
-    if pooled_level:
-        cross_fitting.System = PooledSystem  # type: ignore[misc]
     try:
         buffer.compute_returns_and_advantage(None, dones, last_obs)  # type: ignore[arg-type]
     finally:
-        fitted_baselines.MAX_OBS_FEATURES, cross_fitting.System = kept  # type: ignore[misc]
+        fitted_baselines.MAX_OBS_FEATURES = kept
         if max_obs_features is not None:
             fitted_baselines.random_maps.cache_clear()
 

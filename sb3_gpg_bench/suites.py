@@ -389,13 +389,15 @@ BEFORE_DEFAULTS_CHANGED = {**PAPER_ESTIMATOR, "gae_lambda": 1.0}
 CONSTRUCTOR_ESTIMATOR = ("baseline:'auto'", "truncated_returns:None")
 # 32 rollouts remembered, each weighing recency ** k without the cap at the current rollout's weight
 UNCAPPED_MEMORY = "baseline_kwargs:{'memory':32,'recency':0.9,'memory_weight':None}"
+# the same at one pooled level
+POOLED_LONG = "'memory':32,'recency':0.9,'memory_weight':None,'level':'pooled'"
+TREND_LONG = "'memory':32,'recency':0.9,'memory_weight':None,'level':'trend'"
 RETURNS_EXPLAINED = "sb3_gpg_bench.critic_variants.ReturnsExplained"
 # the episode time as the observation's last entry, for the critics that read it
 TIME_AWARE = "env_wrapper:'gymnasium.wrappers.TimeAwareObservation'"
 ADVANTAGE_SIGNAL = "sb3_gpg_bench.critic_variants.AdvantageSignal"
 BASELINE_VARIANTS = "sb3_gpg_bench.baseline_variants.BaselineVariants"
 SAVED_ROLLOUTS = "sb3_gpg_bench.baseline_variants.SavedRollouts"
-POOLED_LEVEL = "sb3_gpg_bench.baseline_variants.PooledLevel"
 TIME_CRITIC = "sb3_gpg_bench.critic_variants.TimeCritic"
 MC_CRITIC = "sb3_gpg_bench.critic_variants.MonteCarloCritic"
 LINEAR_CRITIC_CALLBACK = "sb3_gpg_bench.critic_variants.LinearCritic"
@@ -531,12 +533,12 @@ SWAP = [
     ),
     # the constructor's gae_lambda with the linear baseline fitted on the returns whatever lambda a rollout takes
     # (Ant-v5: does the lambda-returns' fit or the policy explain less of the returns?)
-    # the saved rollouts' candidates: the remembered rollouts sharing the current rollout's level (a callback, not an
-    # option), with the long uncapped memory, and with 8 folds
+    # the saved rollouts' candidates: the remembered rollouts at one pooled level, with the long uncapped memory, and
+    # with 8 folds
     Setting(
         "gpg_swap_pooled_long_auto",
         "gpg",
-        (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", UNCAPPED_MEMORY, f"callback:{POOLED_LEVEL!r}"),
+        (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", f"baseline_kwargs:{{{POOLED_LONG}}}"),
         PPO_ENTRY,
     ),
     Setting(
@@ -545,8 +547,7 @@ SWAP = [
         (
             *CONSTRUCTOR_ESTIMATOR,
             "gae_lambda:'auto'",
-            "baseline_kwargs:{'memory':32,'recency':0.9,'memory_weight':None,'n_folds':8}",
-            f"callback:{POOLED_LEVEL!r}",
+            f"baseline_kwargs:{{{POOLED_LONG},'n_folds':8}}",
         ),
         PPO_ENTRY,
     ),
@@ -556,11 +557,19 @@ SWAP = [
         "gpg",
         (
             *CONSTRUCTOR_ESTIMATOR,
-            "baseline_kwargs:{'memory':32,'recency':0.9,'memory_weight':None,'n_folds':8}",
-            f"callback:{POOLED_LEVEL!r}",
+            f"baseline_kwargs:{{{POOLED_LONG},'n_folds':8}}",
         ),
         PPO_ENTRY,
     ),
+    # the remembered rollouts' levels on a trend in their age (an option of the linear baseline), with the long
+    # uncapped memory and the default's folds; where the entry sets gae_lambda, the entry's
+    Setting(
+        "gpg_swap_trend_long_auto",
+        "gpg",
+        (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", f"baseline_kwargs:{{{TREND_LONG}}}"),
+        PPO_ENTRY,
+    ),
+    Setting("gpg_swap_trend_long", "gpg", (*CONSTRUCTOR_ESTIMATOR, f"baseline_kwargs:{{{TREND_LONG}}}"), PPO_ENTRY),
     Setting(
         "gpg_swap_returns_target_auto",
         "gpg",

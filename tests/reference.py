@@ -15,7 +15,7 @@ their leverage under the fit's ridge, over the rows' mean leverage (GAE's lambda
 
 The linear baseline on its own lambda-returns (``target="lambda_returns"``, or its default ``"auto"``, with GAE's
 lambda below 1): each sample's target is its lambda-return over the fit's own values (its dot product, plus the
-remembered rollout's intercept for its samples; the completion's value, within its range, after a cut): the fit whose
+remembered rollout's level for its samples; the completion's value, within its range, after a cut): the fit whose
 own lambda-returns it fits, found from the targets read sample by sample over no fit and over each unit fit (they are
 affine in it; the package builds the fixed point's system from eligibility-style sums instead).
 
@@ -39,8 +39,9 @@ COARSER = {
 # Each fitted baseline's arguments where baseline_kwargs do not give them
 DEFAULT_KWARGS = {
     "bins": {},
-    "linear": {"n_folds": 2, "ridge": 1e-3, "memory": 8, "recency": 0.8, "memory_weight": 1.0, "fourier": 256,
-               "fourier_scale": None, "fourier_seed": None, "choose_size": True, "optimism": False, "target": "auto"},
+    "linear": {"n_folds": 2, "ridge": 1e-3, "memory": 8, "recency": 0.8, "memory_weight": 1.0, "level": "own",
+               "fourier": 256, "fourier_scale": None, "fourier_seed": None, "choose_size": True, "optimism": False,
+               "target": "auto"},
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }  # fmt: skip
 # The linear fit's sizes (its first features) chosen among, besides all of them; the first is the time's alone
@@ -89,9 +90,10 @@ class ReferenceGPG:
     :param gae_lambda: GAE's lambda over the baselines (1: Monte-Carlo advantages)
     :param baseline: "bins", "linear" or "knn"
     :param baseline_kwargs: given ones replace ``DEFAULT_KWARGS``: n_folds, ridge, memory, recency, memory_weight
-        (None: no cap), fourier, fourier_scale, fourier_seed (linear; a fourier_seed of None is 0: give a group buffer's
-        the seed it drew) and choose_size (linear: False fits all the features), optimism and target (linear),
-        n_neighbors and max_samples (knn: every ceil(n / max_samples)-th candidate is searched)
+        (None: no cap), level (own: an indicator per remembered rollout; trend: one column, a remembered rollout's
+        age, k rollouts back; pooled: none), fourier, fourier_scale, fourier_seed (linear; a fourier_seed of None is
+        0: give a group buffer's the seed it drew) and choose_size (linear: False fits all the features), optimism and
+        target (linear), n_neighbors and max_samples (knn: every ceil(n / max_samples)-th candidate is searched)
     """
 
     def __init__(
@@ -521,24 +523,25 @@ class ReferenceGPG:
 
     def fit(self, rows, remembered, completion, size):
         """
-        Weighted ridge regression of the targets on the first ``size`` features and one indicator per remembered
-        rollout; each coefficient but the constant's penalised by ridge times the weight of all rows times its column's
-        weighted variance (at least the smallest one that is not ~0).
+        Weighted ridge regression of the targets on the first ``size`` features and the remembered rollouts' level
+        columns (``level_row``); each coefficient but the constant's penalised by ridge times the weight of all rows
+        times its column's weighted variance (at least the smallest one that is not ~0).
 
-        :param rows: the current samples fitted on (weight 1; their indicators 0)
+        :param rows: the current samples fitted on (weight 1; their level columns 0)
         :param remembered: (weight, rollout) of each remembered rollout
         :param completion: the fit that completes the cut returns, or None
-        :return: the coefficients of the features (the indicators' dropped); None where there is no row
+        :return: the coefficients of the features (the level columns' dropped); None where there is no row
         """
-        n_columns = size + len(remembered)
-        # each row: its columns, its weight, its sample and its remembered rollout's number (None: the current one)
+        n_levels = len(self.level_row(0, len(remembered)))
+        n_columns = size + n_levels
+        # each row: its columns, its weight, its sample and its level columns
         data = []
         for sample in rows:
-            data.append(([*sample.x[:size], *[0.0] * len(remembered)], 1.0, sample, None))
+            data.append(([*sample.x[:size], *[0.0] * n_levels], 1.0, sample, [0.0] * n_levels))
         for number, (weight, rollout) in enumerate(remembered):
-            indicator = [1.0 if other == number else 0.0 for other in range(len(remembered))]
+            levels = self.level_row(number, len(remembered))
             for sample in rollout["samples"]:
-                data.append(([*sample.x[:size], *indicator], weight, sample, number))
+                data.append(([*sample.x[:size], *levels], weight, sample, levels))
         if not data:
             return None
         total = sum(weight for _, weight, _, _ in data)
@@ -580,16 +583,25 @@ class ReferenceGPG:
         system = np.eye(n_columns) - np.array(moved).T
         return [float(value) for value in np.linalg.solve(system, np.array(solved(base)))][:size]
 
+    def level_row(self, number, n_remembered):
+        """:return: the level columns of the remembered rollout ``number`` (oldest first) of ``n_remembered``"""
+        level = self.baseline_kwargs["level"]
+        if level == "own":
+            return [1.0 if other == number else 0.0 for other in range(n_remembered)]
+        if level == "trend":
+            return [float(n_remembered - number)] if n_remembered else []
+        return []
+
     def lambda_returns(self, data, solution, size, completion):
         """
         :return: {id(sample): its lambda-return} over the values of ``solution`` (the features' coefficients, then the
-            remembered rollouts' intercepts): ``r + gamma * ((1 - lambda) * v(next) + lambda * y(next))`` along the
+            remembered rollouts' level columns): ``r + gamma * ((1 - lambda) * v(next) + lambda * y(next))`` along the
             trajectory, ``r`` at its end, ``r + gamma * completion's value`` after a cut (where returns are completed)
         """
         lam = self.gae_lambda
         values, following = {}, {}
-        for _, _, sample, number in data:
-            values[id(sample)] = dot(sample.x[:size], solution[:size]) + (0.0 if number is None else solution[size + number])
+        for _, _, sample, levels in data:
+            values[id(sample)] = dot(sample.x[:size], solution[:size]) + dot(levels, solution[size:])
         # a trajectory's later samples first
         for _, _, sample, _ in sorted(data, key=lambda row: -row[2].step):
             if sample.nxt is not None:

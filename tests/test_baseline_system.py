@@ -6,7 +6,7 @@ every completion: each fit against weighted ridge regression written out on the 
 import numpy as np
 import pytest
 
-from sb3_gpg.estimator.baseline_memory import Equations, Fit, System
+from sb3_gpg.estimator.baseline_memory import LEVELS, Equations, Fit, System
 
 N_FEATURES, N_ENVS, RIDGE = 7, 3, 1e-3
 
@@ -32,19 +32,29 @@ def rollout(rng, n_samples, cross=False):
     return equations, (features, returns, discounts, envs, cut_states, following)
 
 
-def written_out(current, remembered, completion, size, ridge):
+def level_row(level, index, n_remembered):
+    """:return: the level columns of the remembered rollout ``index`` (oldest first; None: the current rollout)"""
+    if level == "pooled" or n_remembered == 0:
+        return []
+    if level == "trend":
+        return [0.0 if index is None else float(n_remembered - index)]
+    return [1.0 if index == other else 0.0 for other in range(n_remembered)]
+
+
+def written_out(current, remembered, completion, size, ridge, level="own"):
     """
-    :return: the ridge fit on the samples themselves: a design of the first ``size`` features and one indicator per
-        remembered rollout, rows weighted, each column penalised by ridge x count x its variance, the constant by
-        1e-12 of that; cut returns completed by ``completion``; under lambda-returns the fixed point whose targets
-        add the fit's own values of the next states (a remembered rollout's intercept among them)
+    :return: the ridge fit on the samples themselves: a design of the first ``size`` features and the level columns
+        (``level_row``: one indicator per remembered rollout, one column of its age, or none), rows weighted, each
+        column penalised by ridge x count x its variance, the constant by 1e-12 of that; cut returns completed by
+        ``completion``; under lambda-returns the fixed point whose targets add the fit's own values of the next
+        states (a remembered rollout's level among them)
     """
     rows, following_rows, targets, weights = [], [], [], []
     parts = [(1.0, current, None)] + [(weight, data, index) for index, (weight, data) in enumerate(remembered)]
     for weight, (features, returns, discounts, envs, cut_states, following), effect in parts:
         values = np.zeros(N_ENVS) if completion is None else completion.values(cut_states)
         for sample in range(len(returns)):
-            indicators = [1.0 if effect == index else 0.0 for index in range(len(remembered))]
+            indicators = level_row(level, effect, len(remembered))
             rows.append(list(features[sample, :size]) + indicators)
             following_row = np.zeros(size) if following is None else following[sample, :size]
             following_rows.append(list(following_row) + [following_row[0] * indicator for indicator in indicators])
@@ -61,18 +71,19 @@ def written_out(current, remembered, completion, size, ridge):
     return np.linalg.solve(gram, design.T @ (weights * targets))[:size]
 
 
+@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize(("n_remembered", "cross"), [(0, False), (1, False), (3, False), (0, True), (3, True)])
-def test_every_size_and_completion_read_from_one_assembly_is_the_written_out_ridge_fit(n_remembered, cross):
+def test_every_size_and_completion_read_from_one_assembly_is_the_written_out_ridge_fit(n_remembered, cross, level):
     rng = np.random.default_rng(n_remembered)
     current, current_data = rollout(rng, 40, cross)
     remembered = [(0.8 ** (n_remembered - index), *rollout(rng, 30, cross)) for index in range(n_remembered)]
-    system = System([(weight, equations) for weight, equations, _ in remembered]).plus(current)
+    system = System([(weight, equations) for weight, equations, _ in remembered], level).plus(current)
     completions = [None, Fit(rng.normal(size=N_FEATURES), -1.0, 1.0), Fit(rng.normal(size=3), -0.5, 2.0)]
     for completion in completions:  # a completion after another: the system's cached moments are replaced
         remembered_data = [(weight, data) for weight, _, data in remembered]
         for size in (1, 3, N_FEATURES):
             for ridge in (RIDGE, 10 * RIDGE):  # each (size, ridge) its own factorisation
-                expected = written_out(current_data, remembered_data, completion, size, ridge)
+                expected = written_out(current_data, remembered_data, completion, size, ridge, level)
                 np.testing.assert_allclose(system.solve(completion, ridge, size), expected, rtol=1e-8, atol=1e-10)
 
 
@@ -84,3 +95,44 @@ def test_a_singular_system_gets_the_least_squares_fit():
     equations = Equations.of(features, returns, np.zeros(20), np.zeros(20, dtype=int), np.ones((1, 3)), returns)
     coefficients = System([]).plus(equations).solve(None, 1e-300, 3)
     np.testing.assert_allclose(coefficients, [0.0, 1.0, 1.0], atol=1e-8)
+
+
+def shifted_fit(level, shifts, ridge=1e-9):
+    """
+    :param shifts: added to the returns of each of three remembered rollouts (oldest first), cut ones included
+    :return: the current rollout's coefficients (completing the cut returns) and their change by the shifts
+    """
+    rng = np.random.default_rng(7)
+    current, _ = rollout(rng, 40)
+    completion = Fit(rng.normal(size=N_FEATURES), -1.0, 1.0)
+    fits = []
+    for moved in (np.zeros(3), np.asarray(shifts, dtype=float)):
+        rng_memory = np.random.default_rng(8)
+        remembered = []
+        for index, shift in enumerate(moved):
+            features, returns, discounts, envs, cut_states, _ = rollout(rng_memory, 30)[1]
+            equations = Equations.of(features, returns + shift, discounts, envs, cut_states, returns + shift)
+            remembered.append((0.8 ** (3 - index), equations))
+        fits.append(System(remembered, level).plus(current).solve(completion, ridge, N_FEATURES))
+    return fits[0], np.abs(fits[1] - fits[0]).max()
+
+
+@pytest.mark.parametrize(
+    ("level", "shifts", "moves"),
+    [
+        ("own", [5.0, -2.0, 9.0], False),  # any level per rollout
+        ("trend", [3.0, 2.0, 1.0], False),  # a drift steady in the rollouts' age (3, 2, 1 rollouts back)
+        ("trend", [0.0, 0.0, 3.0], True),  # a sudden change lags
+        ("pooled", [1.0, 1.0, 1.0], True),  # any drift lags
+    ],
+)
+def test_a_drift_of_the_remembered_returns_moves_the_current_fit_only_where_its_level_does_not_follow(level, shifts, moves):
+    # The promise of each level, checked by moving the remembered returns: the current rollout's fit is read at its
+    # own level (the drift absorbed by the level columns) or lags; under a vanishing ridge, as the level columns are
+    # penalised as any other
+    fit, change = shifted_fit(level, shifts)
+    assert np.abs(fit).max() > 0.01
+    if moves:
+        assert change > 0.05, change
+    else:
+        assert change < 1e-6, change

@@ -106,42 +106,15 @@ def test_saved_rollouts_score_offline_as_the_callback_scored_them(tmp_path, monk
         assert by_itself[name] == offline[name][2:], name
 
 
-def test_a_pooled_level_changes_the_fit_only_where_rollouts_are_remembered(tmp_path, monkeypatch):
+def test_a_variants_level_changes_the_fit_only_where_rollouts_are_remembered(tmp_path, monkeypatch):
     monkeypatch.setenv("SAVED_ROLLOUTS", str(tmp_path))
     monkeypatch.setenv("SAVED_ROLLOUTS_STEPS", "0-1000")
     model = PPO("MlpPolicy", make_vec_env("Pendulum-v1", n_envs=2, seed=0), n_steps=64, n_epochs=1, seed=0, device="cpu")
     model.learn(4 * 64 * 2, callback=SavedRollouts())
-    variants = {
-        "default": {},
-        "pooled": {"pooled_level": True},
-        "no_memory": {"memory": 0},
-        "no_memory_pooled": {"memory": 0, "pooled_level": True},
-    }
+    variants = {"default": {}, "pooled": {"level": "pooled"}}
     series = {name: [value for _, value in values] for name, values in variants_on_saved(tmp_path, variants).items()}
-    assert series["no_memory_pooled"] == series["no_memory"]
     assert series["pooled"][0] == series["default"][0]  # the first rollout remembers nothing
     assert series["pooled"][1:] != series["default"][1:]
-
-
-def test_pooled_level_trains_gpg_on_the_pooled_system_and_puts_it_back():
-    from sb3_gpg.estimator import cross_fitting
-    from sb3_gpg_bench.baseline_variants import PooledLevel, PooledSystem
-
-    seen = []
-    original = cross_fitting.System
-
-    class Spy(PooledLevel):
-        def _on_rollout_end(self) -> None:
-            seen.append(cross_fitting.System)
-
-    explained = []
-    for callback in (Spy(), None):
-        model = GPG("MlpPolicy", make_vec_env("Pendulum-v1", n_envs=2, seed=0), n_steps=64, seed=0, device="cpu")
-        model.learn(2 * 64 * 2, callback=callback)
-        explained.append(model.rollout_buffer.group_stats["baseline_explained_variance"])
-    assert seen == [PooledSystem, PooledSystem] and cross_fitting.System is original
-    # the second rollout's fit, which remembers the first, is another
-    assert explained[0] != explained[1]
 
 
 def test_the_variants_take_the_swaps_lambda_where_the_entry_sets_one(monkeypatch):
@@ -150,41 +123,3 @@ def test_the_variants_take_the_swaps_lambda_where_the_entry_sets_one(monkeypatch
     callback = BaselineVariants()
     model.learn(64 * 2, callback=callback)
     assert {variant.buffer.gae_lambda for variant in callback.variants.values()} == {0.8}
-
-
-def test_the_pooled_system_is_the_ridge_fit_of_every_sample_stacked_at_its_weight():
-    from sb3_gpg.estimator.baseline_memory import Equations, System
-    from sb3_gpg_bench.baseline_variants import PooledSystem
-
-    rng = np.random.default_rng(1)
-    n_features, ridge = 7, 1e-3
-
-    def rollout(n):
-        features = np.c_[np.ones(n), rng.normal(size=(n, n_features - 1))]
-        returns = rng.normal(size=n) + features[:, 1]
-        envs = np.zeros(n, dtype=np.int64)
-        return features, returns, Equations.of(features, returns, np.zeros(n), envs, features[:1], returns)
-
-    def stacked(parts, size):
-        # every sample a row, weighted; the same penalty as the package's, on the weighted columns' variance
-        gram = sum(weight * features.T @ features for weight, (features, _, _) in parts)[:size, :size]
-        moments = sum(weight * features.T @ returns for weight, (features, returns, _) in parts)[:size]
-        count = gram[0, 0]
-        variances = np.diag(gram) / count - (gram[0] / count) ** 2
-        penalty = ridge * count * np.maximum(variances, variances[1:].min())
-        penalty[0] = ridge * count * 1e-12
-        return np.linalg.solve(gram + np.diag(penalty), moments)
-
-    memory, current = [rollout(50), rollout(40)], rollout(30)
-    weights = [0.3, 0.7]
-    pooled = PooledSystem(list(zip(weights, [equations for _, _, equations in memory], strict=True)))
-    for size in (4, n_features):
-        with_current = pooled.plus(current[2]).solve(None, ridge, size)
-        parts = [(1.0, current), *zip(weights, memory, strict=True)]
-        np.testing.assert_allclose(with_current, stacked(parts, size), rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(
-            pooled.plus(None).solve(None, ridge, size), stacked(list(zip(weights, memory, strict=True)), size), rtol=1e-9
-        )
-        # the package's system fits each remembered rollout a level of its own: another fit
-        own_levels = System(list(zip(weights, [equations for _, _, equations in memory], strict=True)))
-        assert not np.allclose(own_levels.plus(current[2]).solve(None, ridge, size), with_current)

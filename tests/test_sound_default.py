@@ -110,14 +110,16 @@ def drifting_rollouts(scales, n_envs=8, n_steps=512, episode=1000, seed=0):
         yield (observations, rewards, starts, last_dones, rng.normal(size=(n_envs, 3)).astype(np.float32)), true_values
 
 
-def bootstrap_ratios(scales, lambda_target=False):
+def bootstrap_ratios(scales, lambda_target=False, baseline_kwargs=None):
     """
     :param lambda_target: the default fitted on its own lambda-returns (GAE's lambda 0.95) rather than the returns
+    :param baseline_kwargs: the linear baseline's arguments over the default's
     :return: per rollout, the default's mean value of the cut envs' states after it over their true mean value
     """
-    target = {"gae_lambda": 0.95, "baseline_kwargs": LAMBDA_TARGET} if lambda_target else {}
+    target = {"gae_lambda": 0.95} if lambda_target else {}
+    kwargs = {**(LAMBDA_TARGET if lambda_target else {}), **(baseline_kwargs or {})}
     buffer = GroupRolloutBuffer(512, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=GAMMA_DRIFT, n_envs=8,
-                                baseline="auto", truncated_returns="bootstrap", **target)  # fmt: skip
+                                baseline="auto", truncated_returns="bootstrap", baseline_kwargs=kwargs, **target)  # fmt: skip
     ratios = []
     for (observations, rewards, starts, last_dones, last_obs), true_values in drifting_rollouts(scales):
         buffer.reset()
@@ -141,6 +143,19 @@ def test_the_default_bootstrap_follows_returns_that_grow_five_percent_a_rollout(
 def test_the_default_bootstrap_follows_a_doubling_of_the_rewards_within_two_rollouts(lambda_target):
     ratios = bootstrap_ratios([1.0] * 8 + [2.0] * 4, lambda_target)
     assert abs(ratios[8 + 2] - 1) <= 0.10, ratios
+
+
+# a long memory that may outweigh the rollout, where its levels are not each rollout's own
+LONG_MEMORY = {"memory": 32, "recency": 0.9, "memory_weight": None}
+
+
+@pytest.mark.parametrize("lambda_target", [False, True], ids=["returns", "lambda-returns"])
+def test_a_trend_of_the_levels_follows_returns_that_grow_steadily_where_a_pooled_level_lags(lambda_target):
+    growth = 1.05 ** np.arange(20)
+    trend = bootstrap_ratios(growth, lambda_target, {**LONG_MEMORY, "level": "trend"})
+    assert np.all(np.abs(trend[2:] - 1) <= 0.05), trend
+    pooled = bootstrap_ratios(growth, lambda_target, {**LONG_MEMORY, "level": "pooled"})
+    assert pooled[-1] < 0.9, pooled
 
 
 def memory_bytes(buffer) -> int:

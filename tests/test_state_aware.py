@@ -32,6 +32,8 @@ OPTIONS = [
     if (baseline, gae_lambda) != ("bins", 1.0)
 ]
 BINNINGS = ("time", "spatial_time", "universal")
+# the linear baseline's targets under which its levels are checked
+LEVEL_TARGETS = ("returns", "lambda_returns")
 
 
 def option_id(options: dict) -> str:
@@ -159,6 +161,8 @@ def test_the_fitted_baselines_explain_a_return_that_depends_on_the_state():
         (dict(baseline="linear", baseline_kwargs={"fourier": -8}), r"fourier'\] must be at least 0"),
         (dict(baseline="linear", baseline_kwargs={"recency": "0.5"}), r"recency'\]='0.5' must be a number"),
         (dict(baseline="linear", baseline_kwargs={"fourier_scale": 0.0}), r"fourier_scale'\] must be positive"),
+        (dict(baseline="linear", baseline_kwargs={"level": "shared"}), r"level'\] must be one of \('own', 'trend'"),
+        (dict(baseline="linear", baseline_kwargs={"memory": 0, "level": "trend"}), r"level'\] is an argument of the memory"),
         (dict(gae_lambda=1.5), r"gae_lambda must be in \[0, 1\]"),
     ],
 )
@@ -199,6 +203,7 @@ def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
         "memory": 3,
         "recency": 0.8,
         "memory_weight": 1.0,
+        "level": "own",
         "fourier": 256,
         "fourier_scale": None,
         "fourier_seed": seed,
@@ -389,24 +394,36 @@ def test_the_linear_baselines_memory_and_fourier_features_match_the_reference_on
     assert changed["memory"] == [False, True, True, True] and any(changed["fourier"]), changed
 
 
+@pytest.mark.parametrize(
+    ("options", "other", "changes"),
+    [
+        # the target changes the baselines (and with it the memory's and the cut returns' completion)
+        (dict(target="lambda_returns"), dict(target="returns"), [True, True, True, True]),
+        # the level changes them where rollouts are remembered (the first rollout remembers none; the second one, whose
+        # trend over a single remembered rollout is that rollout's own level)
+        *[(dict(target=target, level="trend"), dict(level="own"), [False, False, True, True]) for target in LEVEL_TARGETS],
+        *[(dict(target=target, level="pooled"), dict(level="own"), [False, True, True, True]) for target in LEVEL_TARGETS],
+    ],
+    ids=str,
+)
 @pytest.mark.parametrize("truncated_returns", ["keep", "mask", "bootstrap"])
-def test_the_linear_baseline_on_its_own_lambda_returns_matches_the_reference(truncated_returns):
+def test_the_linear_baselines_target_and_level_match_the_reference(options, other, changes, truncated_returns):
     kwargs = dict(binning="time", baseline="linear", truncated_returns=truncated_returns)
-    lambda_kwargs = dict(memory=2, recency=0.7, fourier=8, fourier_seed=3, target="lambda_returns")
-    buffer = make_buffer(GroupRolloutBuffer, 0.8, **kwargs, baseline_kwargs=lambda_kwargs)
-    reference = ReferenceGPG(N_ENVS, GAMMA, gae_lambda=0.8, **kwargs, baseline_kwargs=lambda_kwargs)
-    # guard: the target changes the baselines (and with it the memory's and the cut returns' completion)
-    on_returns = make_buffer(GroupRolloutBuffer, 0.8, **kwargs, baseline_kwargs=dict(lambda_kwargs, target="returns"))
+    option_kwargs = dict(memory=3, recency=0.7, fourier=8, fourier_seed=3, **options)
+    buffer = make_buffer(GroupRolloutBuffer, 0.8, **kwargs, baseline_kwargs=option_kwargs)
+    reference = ReferenceGPG(N_ENVS, GAMMA, gae_lambda=0.8, **kwargs, baseline_kwargs=option_kwargs)
+    # guard: the option changes the baselines
+    without = make_buffer(GroupRolloutBuffer, 0.8, **kwargs, baseline_kwargs=dict(option_kwargs, **other))
     changed = []
     for rollout in rollouts(seed=7, n_rollouts=4):
         fill(buffer, *rollout)
-        fill(on_returns, *rollout)
+        fill(without, *rollout)
         returns, baselines, advantages, _ = reference.advantages(*rollout)
         np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(buffer.values, baselines, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-4, atol=1e-4)
-        changed.append(bool(np.abs(on_returns.values - buffer.values).max() > 1e-3))
-    assert all(changed), changed
+        changed.append(bool(np.abs(without.values - buffer.values).max() > 1e-3))
+    assert changed == changes, changed
 
 
 def test_lambda_returns_near_lambda_one_are_the_returns():

@@ -10,8 +10,9 @@ lambda-returns over the fit itself, and the statistics hold the products of the 
 Nothing here grows with the observation's size: the statistics are square in the number of features.
 
 The ridge is scaled to the data: each coefficient is penalised by ``ridge`` times the number of samples times its
-feature's variance (ridge regression on standardised features, the intercept free). Each remembered rollout gets an
-intercept of its own (a fixed effect), so that the memory gives the fit the shape of the value over the states and
+feature's variance (ridge regression on standardised features, the intercept free). How the remembered rollouts'
+returns are levelled against the current rollout's is ``level`` (``LEVELS``): by default each remembered rollout gets
+an intercept of its own (a fixed effect), so that the memory gives the fit the shape of the value over the states and
 times it saw, and the current rollout its level: returns that drift (a policy improving, rewards rescaled) move the
 fit as fast as the current rollout shows. Remembered rollouts weigh ``recency ** k`` (k rollouts back), scaled so that
 together they weigh at most ``memory_weight`` times the current rollout's samples in the fit (by default as much).
@@ -32,6 +33,12 @@ CONSTANT = 0
 BASE_FEATURES = 4
 # Fitted value iterations: each re-completes the cut returns with the previous fit's values
 VALUE_ITERATIONS = 2
+# How the remembered rollouts' returns are levelled against the current rollout's. "own": an intercept per remembered
+# rollout, so that only the current rollout's samples set its level (no lag under any drift, but a level read from a
+# fold of few trajectories). "trend": the rollouts' levels on a line in their age (k rollouts back), so that every
+# rollout informs the level and a drift steady over the memory moves it without lag. "pooled": one level for all (the
+# most evidence, lagging any drift)
+LEVELS = ("own", "trend", "pooled")
 
 
 class Fit(NamedTuple):
@@ -145,6 +152,19 @@ class Equations(NamedTuple):
         return self.partial[:n_columns] + self.cut_sums[:, :n_columns].T @ completion.values(self.cut_states)
 
 
+def level_columns(ages: list[int], level: str) -> np.ndarray:
+    """
+    :param ages: each remembered rollout's age (k rollouts back)
+    :param level: one of ``LEVELS``
+    :return: each remembered rollout's values in the fit's level columns, a row per rollout (the current rollout's are 0)
+    """
+    if level == "own":
+        return np.eye(len(ages))
+    if level == "trend" and ages:
+        return np.array(ages, dtype=np.float64)[:, None]
+    return np.zeros((len(ages), 0))
+
+
 class BaselineMemory:
     """
     The last ``size`` rollouts' ``Equations`` and the last fit (where the next fit's value iteration starts).
@@ -181,37 +201,42 @@ class BaselineMemory:
 
 class System:
     """
-    The normal equations of a ridge fit on the current samples (weight 1) and the remembered ones, each remembered
-    rollout with an intercept of its own (the columns after the features), assembled once over all the features so
-    that every size of fit (the first ``size`` columns and the intercepts) and every completion of the cut returns
-    reads a slice of them.
+    The normal equations of a ridge fit on the current samples (weight 1) and the remembered ones, with columns after
+    the features for the remembered rollouts' levels (``LEVELS``), assembled once over all the features so that every
+    size of fit (the first ``size`` columns and the levels') and every completion of the cut returns reads a slice of
+    them.
 
-    :param remembered: (weight, equations) of each remembered rollout
+    :param remembered: (weight, equations) of each remembered rollout, oldest first
+    :param level: how the remembered rollouts' returns are levelled against the current rollout's (``LEVELS``)
     """
 
-    def __init__(self, remembered: list[tuple[float, Equations]]):
+    def __init__(self, remembered: list[tuple[float, Equations]], level: str = "own"):
         self.current: Equations | None = None
         self.remembered = [(weight, rollout) for weight, rollout in remembered if rollout.n_samples]
         self.n_features = len(self.remembered[0][1].partial) if self.remembered else 0
-        n_features, total = self.n_features, self.n_features + len(self.remembered)
+        # each remembered rollout's values in the level columns (the current rollout's are 0)
+        ages = [len(remembered) - index for index, (_, rollout) in enumerate(remembered) if rollout.n_samples]
+        self.levels = level_columns(ages, level)
+        n_features, total = self.n_features, self.n_features + self.levels.shape[1]
         self.gram = np.zeros((total, total))
         # under lambda-returns, the targets' products with the features that the fit's own values make (Equations.cross)
         self.coupling: np.ndarray | None = None
-        for effect, (weight, rollout) in enumerate(self.remembered, start=n_features):
-            # the rollout's intercept: its indicator's products are the rollout's sums (the constant's products); its
+        for (weight, rollout), level_row in zip(self.remembered, self.levels, strict=True):
+            # a level column's products are the rollout's sums (the constant's products) times its value there; its
             # values, its next states' too, carry it
             block_gram = weight * rollout.gram
             self.gram[:n_features, :n_features] += block_gram
-            self.gram[effect, :n_features] = self.gram[:n_features, effect] = block_gram[CONSTANT]
-            self.gram[effect, effect] = block_gram[CONSTANT, CONSTANT]
+            self.gram[n_features:, :n_features] += np.outer(level_row, block_gram[CONSTANT])
+            self.gram[n_features:, n_features:] += block_gram[CONSTANT, CONSTANT] * np.outer(level_row, level_row)
             if rollout.cross is not None:
                 block_cross = weight * rollout.cross
                 if self.coupling is None:
                     self.coupling = np.zeros((total, total))
                 self.coupling[:n_features, :n_features] += block_cross
-                self.coupling[effect, :n_features] = block_cross[CONSTANT]
-                self.coupling[:n_features, effect] = block_cross[:, CONSTANT]
-                self.coupling[effect, effect] = block_cross[CONSTANT, CONSTANT]
+                self.coupling[n_features:, :n_features] += np.outer(level_row, block_cross[CONSTANT])
+                self.coupling[:n_features, n_features:] += np.outer(block_cross[:, CONSTANT], level_row)
+                self.coupling[n_features:, n_features:] += block_cross[CONSTANT, CONSTANT] * np.outer(level_row, level_row)
+        self.gram[:n_features, n_features:] = self.gram[n_features:, :n_features].T
         self._moments: tuple[Fit | None, np.ndarray] | None = None
         self._factors: dict[tuple[int, float], tuple[np.ndarray, tuple[th.Tensor, th.Tensor] | None]] = {}
 
@@ -227,7 +252,7 @@ class System:
         if current is None or not current.n_samples:
             return system
         system.current, system.n_features = current, len(current.partial)
-        n_features, total = system.n_features, system.n_features + len(self.remembered)
+        n_features, total = system.n_features, system.n_features + self.levels.shape[1]
         system.gram = np.zeros((total, total)) if not self.remembered else self.gram.copy()
         system.gram[:n_features, :n_features] += current.gram
         if current.cross is not None:
@@ -244,10 +269,10 @@ class System:
             moments = np.zeros(len(self.gram))
             if self.current is not None:
                 moments[: self.n_features] += self.current.moments(completion, self.n_features)
-            for index, (weight, rollout) in enumerate(self.remembered):
+            for (weight, rollout), level_row in zip(self.remembered, self.levels, strict=True):
                 block = weight * rollout.moments(completion, self.n_features)
                 moments[: self.n_features] += block
-                moments[self.n_features + index] = block[CONSTANT]
+                moments[self.n_features :] += block[CONSTANT] * level_row
             self._moments = (completion, moments)
         return self._moments[1]
 
@@ -259,7 +284,7 @@ class System:
         :param completion: the fit that completes the cut returns, or None to keep them cut
         :param ridge: the penalty per sample on a standardised coefficient
         :param size: the features fitted on: the first ``size`` columns
-        :return: the coefficients of the current rollout's features (the remembered intercepts left out); None where
+        :return: the coefficients of the current rollout's features (the level columns left out); None where
             there is no sample
         """
         if not len(self.gram):
@@ -274,7 +299,7 @@ class System:
 
     def _factor(self, ridge: float, size: int) -> tuple[np.ndarray, tuple[th.Tensor, th.Tensor] | None]:
         """
-        :return: the columns of a fit of the first ``size`` features (and the intercepts), and the LU factors of its
+        :return: the columns of a fit of the first ``size`` features (and the level columns), and the LU factors of its
             matrix (by torch: faster than NumPy's solve at these sizes; one factorisation for every completion the value
             iteration solves with), None where it is singular
         """

@@ -173,7 +173,7 @@ def _linear_fold(
         weights = history.weights(recency, int(train.sum()), kwargs["memory_weight"])
         remembered = list(zip(weights, history.rollouts, strict=True))
     # the remembered rollouts' equations, assembled once for every fit of the fold
-    memory = System(remembered)
+    memory = System(remembered, kwargs["level"])
     completion = None
     if bootstrap:
         completion = history.last_fit if history is not None and remembered else None

@@ -6,7 +6,7 @@ enter its own baseline. Their arguments, features and neighbour search are here.
 ``"linear"``: ridge regression on a cubic in the episode time, a constant, the clipped observation and its squares
 (the features of rllab's LinearFeatureBaseline; a random projection of the observation where it has many
 dimensions) and random Fourier features of it, fitted together with the last rollouts (``memory``, ``recency``,
-``memory_weight``: ``baseline_memory``) on the returns, or on its own lambda-returns (``target``:
+``memory_weight``, ``level``: ``baseline_memory``) on the returns, or on its own lambda-returns (``target``:
 ``lambda_targets``). ``"knn"``: the mean return of the k nearest samples of other trajectories in standardised
 (observation, episode time), searched among at most ``max_samples`` of them.
 
@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch as th
 
+from sb3_gpg.estimator.baseline_memory import LEVELS
 from sb3_gpg.estimator.lambda_targets import TARGETS
 from sb3_gpg.estimator.values import check_real
 
@@ -36,6 +37,7 @@ BASELINE_KWARGS: dict[str, dict[str, Any]] = {
         "memory": 8,
         "recency": 0.8,
         "memory_weight": 1.0,
+        "level": "own",
         "fourier": 256,
         "fourier_scale": None,
         "fourier_seed": None,
@@ -88,6 +90,11 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
     for name in ("choose_size", "optimism"):
         if not isinstance(kwargs.get(name, True), bool):
             raise ValueError(f"baseline_kwargs['{name}'] must be True or False, got {kwargs[name]!r}.")
+    if "level" in kwargs and kwargs["level"] not in LEVELS:
+        raise ValueError(
+            f"baseline_kwargs['level'] must be one of {LEVELS}, got {kwargs['level']!r}: 'own' gives each remembered "
+            "rollout a level of its own, 'trend' puts the rollouts' levels on a line in their age, 'pooled' shares one."
+        )
     if "target" in kwargs and kwargs["target"] not in TARGETS:
         raise ValueError(
             f"baseline_kwargs['target'] must be one of {TARGETS}, got {kwargs['target']!r}: 'returns' fits the "
@@ -97,7 +104,7 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
     _check_ranges(kwargs)
     # Arguments of a part that is off would be ignored without a word (their defaults, written out, change nothing)
     # (fourier_seed also draws the projection of large observations: taken whatever fourier is)
-    for name, part in (("recency", "memory"), ("memory_weight", "memory"), ("fourier_scale", "fourier")):
+    for name, part in (("recency", "memory"), ("memory_weight", "memory"), ("level", "memory"), ("fourier_scale", "fourier")):
         if name in given and kwargs[part] == 0 and kwargs[name] != BASELINE_KWARGS[baseline][name]:
             raise ValueError(
                 f"baseline_kwargs['{name}'] is an argument of the {part} (baseline_kwargs['{part}']), which is 0 (off): "

@@ -65,7 +65,9 @@ class GroupOptions:
         (``fitted_baselines.BASELINE_KWARGS``; ``LINEAR_KWARGS`` for the linear one): ``n_folds`` (both), ``ridge``
         (linear: the penalty per sample on a standardised coefficient), ``memory``, ``recency`` and ``memory_weight``
         (linear: the last ``memory`` rollouts enter the fit, the one k rollouts back weighing ``recency ** k``, together
-        at most ``memory_weight`` times as much as the current rollout, None: no cap; ``baseline_memory``),
+        at most ``memory_weight`` times as much as the current rollout, None: no cap; ``baseline_memory``), ``level``
+        (linear: ``"own"``, each remembered rollout's returns at a level of their own; ``"trend"``, the rollouts'
+        levels on a line in their age; ``"pooled"``, one level for all; ``baseline_memory.LEVELS``),
         ``fourier``, ``fourier_scale`` and ``fourier_seed`` (linear: random Fourier features of the observation; None:
         a seed drawn from the model's), ``choose_size`` (linear: each fold chooses how many of the features it fits
         on held-out halves of its trajectories; False: all of them), ``optimism`` (linear: while every step costs the

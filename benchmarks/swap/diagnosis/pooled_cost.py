@@ -1,8 +1,10 @@
 """
-The CPU time of one rollout's estimate under the constructor's linear baseline and under the Ant-v5 screen's candidate
-(the pooled level, 32 remembered rollouts uncapped, 8 folds), on random rollouts of Ant-v5's shape (one env, 2,048
+The CPU time of one rollout's estimate under the constructor's linear baseline and under the Ant-v5 screens'
+candidates (the pooled level or the trend of the levels, 32 remembered rollouts uncapped, 8 folds or the default's 2),
+on random rollouts of Ant-v5's shape (one env, 2,048
 steps, 105 dimensions), the memories full: the median of 7 rollouts' ``time.process_time``, which other processes on
-the machine barely move. README.md, "The fit's generalisation on PPO's saved Ant-v5 rollouts".
+the machine barely move. README.md, "The fit's generalisation on PPO's saved Ant-v5 rollouts" and "Levels on a
+trend".
 
     python benchmarks/swap/diagnosis/pooled_cost.py
 """
@@ -16,9 +18,12 @@ from gymnasium import spaces
 from sb3_gpg_bench.baseline_variants import variant_buffers, variants_explained
 
 N_STEPS, N_ENVS, DIM = 2048, 1, 105
+LONG = {"memory": 32, "recency": 0.9, "memory_weight": None}
 VARIANTS = {
     "constructor": {},
-    "candidate": {"memory": 32, "recency": 0.9, "memory_weight": None, "n_folds": 8, "pooled_level": True},
+    "pooled_long_folds8": {**LONG, "n_folds": 8, "level": "pooled"},
+    "trend_long_folds8": {**LONG, "n_folds": 8, "level": "trend"},
+    "trend_long": {**LONG, "level": "trend"},
 }
 
 
