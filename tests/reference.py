@@ -281,13 +281,16 @@ class ReferenceGPG:
         """
         The fitted baseline's cross-fitted estimate of the group's samples, and the linear baseline's memory updated.
 
-        :return: None where the bins serve (a group of fewer than two trajectories, and no linear memory); else the
+        :return: None where the bins serve (a group of fewer than two trajectories, and no linear memory; or none at
+            all, which the memory skips); else the
             baseline of every group sample {(step, env): value}, its return (a cut one completed by its own fold's fit)
             and each env's value after the rollout (by the fold of its cut trajectory; 0 where none)
         """
         bootstrap = self.truncated_returns == "bootstrap"
         group = [t for t in trajectories if in_group[t[0][0]][t[0][1]]]
         group.sort(key=lambda t: (t[0][0], t[0][1]))  # dealt in the order they start: by row, then by env
+        if not group:
+            return None  # every trajectory masked: nothing to fit, and nothing remembered
         remembers = self.baseline == "linear" and len(self.memory) > 0
         fallback = len(group) < 2 and not remembers
         n_folds = min(self.baseline_kwargs["n_folds"], len(group))
@@ -573,7 +576,7 @@ class ReferenceGPG:
             following = self.lambda_returns(data, solution, size, completion)
             return [following[id(sample)] for _, _, sample, _ in data]
 
-        # The lambda-returns are affine in the fit (its coefficients and intercepts): read over no fit and over each
+        # The lambda-returns are affine in the fit (its coefficients and level columns): read over no fit and over each
         # unit fit, they give the fit of the lambda-returns over a fit s as a + M s; the fit of its own is s = a + M s
         base = lambda_targets([0.0] * n_columns)
         moved = []

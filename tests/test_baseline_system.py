@@ -61,6 +61,9 @@ def written_out(current, remembered, completion, size, ridge, level="own"):
             targets.append(returns[sample] + discounts[sample] * values[envs[sample]])
             weights.append(weight)
     design, following, targets, weights = np.array(rows), np.array(following_rows), np.array(targets), np.array(weights)
+    # the level of a rollout with no sample is in no row: no column
+    kept = np.r_[np.ones(size, dtype=bool), np.any(design[:, size:] != 0, axis=0)]
+    design, following = design[:, kept], following[:, kept]
     count = weights.sum()
     means = weights @ design / count
     variances = weights @ design**2 / count - means**2
@@ -72,11 +75,13 @@ def written_out(current, remembered, completion, size, ridge, level="own"):
 
 
 @pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize(("n_remembered", "cross"), [(0, False), (1, False), (3, False), (0, True), (3, True)])
+@pytest.mark.parametrize(("n_remembered", "cross"), [(0, False), (1, False), (3, False), (0, True), (3, True), (4, True)])
 def test_every_size_and_completion_read_from_one_assembly_is_the_written_out_ridge_fit(n_remembered, cross, level):
     rng = np.random.default_rng(n_remembered)
     current, current_data = rollout(rng, 40, cross)
-    remembered = [(0.8 ** (n_remembered - index), *rollout(rng, 30, cross)) for index in range(n_remembered)]
+    # (of four, the second has no sample: it adds no row and keeps its place in the ages)
+    sizes = [0 if (n_remembered, index) == (4, 1) else 30 for index in range(n_remembered)]
+    remembered = [(0.8 ** (n_remembered - index), *rollout(rng, size, cross)) for index, size in enumerate(sizes)]
     system = System([(weight, equations) for weight, equations, _ in remembered], level).plus(current)
     completions = [None, Fit(rng.normal(size=N_FEATURES), -1.0, 1.0), Fit(rng.normal(size=3), -0.5, 2.0)]
     for completion in completions:  # a completion after another: the system's cached moments are replaced
@@ -85,6 +90,11 @@ def test_every_size_and_completion_read_from_one_assembly_is_the_written_out_rid
             for ridge in (RIDGE, 10 * RIDGE):  # each (size, ridge) its own factorisation
                 expected = written_out(current_data, remembered_data, completion, size, ridge, level)
                 np.testing.assert_allclose(system.solve(completion, ridge, size), expected, rtol=1e-8, atol=1e-10)
+
+
+def test_an_unknown_level_is_refused():
+    with pytest.raises(ValueError, match=r"level must be one of \('own', 'trend', 'pooled'\), got 'shared'"):
+        System([], "shared")
 
 
 def test_a_singular_system_gets_the_least_squares_fit():

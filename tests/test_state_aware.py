@@ -188,13 +188,15 @@ def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
         masked = lambda: ActionMasker(gym.make("CartPole-v1"), lambda _: np.array([True, False]))  # noqa: E731
         env = make_vec_env(masked, n_envs=2, seed=0)
     model = algorithm(
-        policy, env, n_steps=32, batch_size=32, gae_lambda=0.9, baseline="linear", baseline_kwargs={"ridge": 0.5, "memory": 3}
-    )
+        policy, env, n_steps=32, batch_size=32, gae_lambda=0.9, baseline="linear",
+        baseline_kwargs={"ridge": 0.5, "memory": 3, "level": "trend"},
+    )  # fmt: skip
     model.learn(128)
     assert len(model.rollout_buffer.baseline_memory) == 2
     model.save(tmp_path / "model")
     loaded = algorithm.load(tmp_path / "model", env=env)
-    assert (loaded.gae_lambda, loaded.baseline, loaded.baseline_kwargs) == (0.9, "linear", {"ridge": 0.5, "memory": 3})
+    given = {"ridge": 0.5, "memory": 3, "level": "trend"}
+    assert (loaded.gae_lambda, loaded.baseline, loaded.baseline_kwargs) == (0.9, "linear", given)
     # the given arguments over the linear baseline's defaults, with the Fourier features' seed drawn from the model's
     seed = loaded.rollout_buffer.baseline_kwargs["fourier_seed"]
     assert isinstance(seed, int) and loaded.rollout_buffer.baseline_kwargs == {
@@ -203,7 +205,7 @@ def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
         "memory": 3,
         "recency": 0.8,
         "memory_weight": 1.0,
-        "level": "own",
+        "level": "trend",
         "fourier": 256,
         "fourier_scale": None,
         "fourier_seed": seed,
@@ -424,6 +426,26 @@ def test_the_linear_baselines_target_and_level_match_the_reference(options, othe
         np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-4, atol=1e-4)
         changed.append(bool(np.abs(without.values - buffer.values).max() > 1e-3))
     assert changed == changes, changed
+
+
+@pytest.mark.parametrize("level", ["own", "trend"])
+def test_a_rollout_whose_every_trajectory_is_masked_is_not_remembered_as_the_reference(level):
+    # every env's trajectory runs past the rollout's end: no sample enters the group, and the rollout takes no place in
+    # the memory (nor an age in its trend)
+    kwargs = dict(binning="time", baseline="linear", truncated_returns="mask",
+                  baseline_kwargs=dict(memory=3, fourier=8, fourier_seed=3, level=level))  # fmt: skip
+    buffer = make_buffer(GroupRolloutBuffer, 1.0, **kwargs)
+    reference = ReferenceGPG(N_ENVS, GAMMA, gae_lambda=1.0, **kwargs)
+    for index, rollout in enumerate(rollouts(seed=3, n_rollouts=5)):
+        observations, rewards, starts, last_dones, last_obs = rollout
+        if index == 2:
+            starts, last_dones = np.zeros_like(starts), np.zeros_like(last_dones)
+        fill(buffer, observations, rewards, starts, last_dones, last_obs)
+        returns, baselines, advantages, _ = reference.advantages(observations, rewards, starts, last_dones, last_obs)
+        np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(buffer.values, baselines, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-4, atol=1e-4)
+    assert len(buffer.baseline_memory) == 3 and len(reference.memory) == 3
 
 
 def test_lambda_returns_near_lambda_one_are_the_returns():

@@ -154,7 +154,7 @@ class Equations(NamedTuple):
 
 def level_columns(ages: list[int], level: str) -> np.ndarray:
     """
-    :param ages: each remembered rollout's age (k rollouts back)
+    :param ages: each remembered rollout's age (k remembered rollouts back: one with no sample in its group is not)
     :param level: one of ``LEVELS``
     :return: each remembered rollout's values in the fit's level columns, a row per rollout (the current rollout's are 0)
     """
@@ -162,7 +162,9 @@ def level_columns(ages: list[int], level: str) -> np.ndarray:
         return np.eye(len(ages))
     if level == "trend" and ages:
         return np.array(ages, dtype=np.float64)[:, None]
-    return np.zeros((len(ages), 0))
+    if level in LEVELS:
+        return np.zeros((len(ages), 0))
+    raise ValueError(f"level must be one of {LEVELS}, got {level!r}.")
 
 
 class BaselineMemory:
