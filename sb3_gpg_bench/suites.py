@@ -570,6 +570,13 @@ SWAP = [
         PPO_ENTRY,
     ),
     Setting("gpg_swap_trend_long", "gpg", (*CONSTRUCTOR_ESTIMATOR, f"baseline_kwargs:{{{TREND_LONG}}}"), PPO_ENTRY),
+    # the same with 8 folds: the pooled screen's candidate with the level alone changed
+    Setting(
+        "gpg_swap_trend_long_folds8_auto",
+        "gpg",
+        (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", f"baseline_kwargs:{{{TREND_LONG},'n_folds':8}}"),
+        PPO_ENTRY,
+    ),
     Setting(
         "gpg_swap_returns_target_auto",
         "gpg",
