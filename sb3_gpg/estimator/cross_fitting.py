@@ -113,6 +113,9 @@ def fitted_estimate(
         features, cut_features = standardise(samples.features, samples.cut_features)
         samples = samples._replace(features=features, cut_features=cut_features)
     fits: list[Fit | None] = []
+    # the memory's equations by the remembered rollouts' weights: the folds whose weights agree (all of them where the
+    # memory is uncapped) share one assembly
+    systems: dict[tuple[float, ...], System] = {}
     # the linear fit's statistics of each fold's halves, made once: a fold's training halves and the memory's entry
     # are sums of them
     blocks = [
@@ -127,7 +130,7 @@ def fitted_estimate(
             # fitted on the other folds' halves (on none where the fit is the memory's alone)
             others = [pair for fold, pair in enumerate(blocks) if fold != fold_id] if fold_id >= 0 else []
             halves = [_sum([pair[half] for pair in others], samples) for half in (0, 1)]
-            fold_result = _linear_fold(samples, train, own, halves, history, bootstrap, **kwargs)
+            fold_result = _linear_fold(samples, train, own, halves, history, bootstrap, systems, **kwargs)
         else:
             fold_result = _knn_fold(samples, train, own, history, bootstrap, **kwargs)
         fold_baselines, values, has_value, fold_fit = fold_result
@@ -158,6 +161,7 @@ def _linear_fold(
     halves: list[Equations],
     history: BaselineMemory | None,
     bootstrap: bool,
+    systems: dict[tuple[float, ...], System],
     **kwargs: Any,
 ) -> tuple[np.ndarray, np.ndarray, bool, Fit]:
     """
@@ -165,6 +169,7 @@ def _linear_fold(
     :param own: the samples whose baselines are fitted
     :param halves: the statistics of each half of the samples fitted on
     :param bootstrap: whether the cut returns are completed
+    :param systems: the memory's systems already assembled, by the remembered rollouts' weights (filled here)
     :return: the own samples' baselines, each env's value after the rollout, whether there is one, and the fit
     """
     ridge, recency = kwargs["ridge"], kwargs["recency"]
@@ -172,8 +177,11 @@ def _linear_fold(
     if history is not None and len(history):
         weights = history.weights(recency, int(train.sum()), kwargs["memory_weight"])
         remembered = list(zip(weights, history.rollouts, strict=True))
-    # the remembered rollouts' equations, assembled once for every fit of the fold
-    memory = System(remembered, kwargs["level"])
+    # the remembered rollouts' equations, assembled once for every fit of the fold (and of the folds weighing them alike)
+    key = tuple(weight for weight, _ in remembered)
+    if key not in systems:
+        systems[key] = System(remembered, kwargs["level"])
+    memory = systems[key]
     completion = None
     if bootstrap:
         completion = history.last_fit if history is not None and remembered else None
