@@ -4,7 +4,8 @@ memory that may outweigh the rollout" and "The same memory on Ant-v5"): per run 
 of the baselines over the run and per quarter (each rollout's, from the training log), the share of evaluation episodes
 at the time limit per quarter, the final evaluation, the mean of the last five and the mean of the second half's
 evaluations; then the screen's verdict against the reference's runs (by default the constructor's estimator rerun on
-InvertedDoublePendulum-v5 in ``memory32/runs``). Writes ``<folder>/screen.md`` (``screen_<task>.md`` for another task).
+InvertedDoublePendulum-v5 in ``memory32/runs``). Writes ``<folder>/screen.md`` (``screen_<task>.md`` for another task;
+``--name`` names another file, for a second screen in one folder).
 
     python benchmarks/swap/diagnosis/memory32.py  # gpg_swap_memory32, in memory32/
     python benchmarks/swap/diagnosis/memory32.py --folder memory_uncapped --candidate gpg_swap_memory_uncapped
@@ -50,6 +51,7 @@ def main() -> None:
     parser.add_argument("--candidate", default="gpg_swap_memory32", help="the candidate's setting")
     parser.add_argument("--reference", default="gpg_swap_lambda_default", help="the reference's setting")
     parser.add_argument("--reference-folder", default="memory32", help="the reference's runs' folder")
+    parser.add_argument("--name", help="the screen's file in the folder (by default screen.md or screen_<task>.md)")
     args = parser.parse_args()
     folder, candidate, reference = HERE / args.folder, args.candidate, args.reference
     where = {candidate: folder, reference: HERE / args.reference_folder}
@@ -78,7 +80,8 @@ def main() -> None:
         f"Median held-out EV above the reference's on both seeds: {fits_better}; second half ahead by more than the "
         f"larger std ({spread:,.1f}): {ahead}. Screen: {'goes on' if fits_better and ahead else 'rejected as measured'}.",
     ]
-    (folder / ("screen.md" if args.task == TASK else f"screen_{args.task}.md")).write_text("\n".join(lines) + "\n")
+    name = args.name or ("screen.md" if args.task == TASK else f"screen_{args.task}.md")
+    (folder / name).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
