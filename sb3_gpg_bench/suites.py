@@ -578,6 +578,12 @@ SWAP = [
         PPO_ENTRY,
     ),
     Setting(
+        "gpg_swap_trend_long_folds8",
+        "gpg",
+        (*CONSTRUCTOR_ESTIMATOR, f"baseline_kwargs:{{{TREND_LONG},'n_folds':8}}"),
+        PPO_ENTRY,
+    ),
+    Setting(
         "gpg_swap_returns_target_auto",
         "gpg",
         (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", "baseline_kwargs:{'target':'returns'}"),
