@@ -46,7 +46,8 @@ def main() -> None:
     medians = {}
     if args.critic:
         critic = dict((int(step), value) for step, value in read_training_log(args.critic)[CRITIC])
-        series = {"PPO's critic": [(step, critic[step]) for step, _ in series["default"]], **series}
+        # (a long run's log keeps some of its rollouts only, ``suite.MAX_LOGGED_POINTS``: the critic's median is over those)
+        series = {"PPO's critic": [(step, critic.get(step, np.nan)) for step, _ in series["default"]], **series}
     for name, values in series.items():
         explained = np.array([value for _, value in values])
         medians[name] = [float(np.nanmedian(explained[w[args.warm_up :]])) for w in windows]
