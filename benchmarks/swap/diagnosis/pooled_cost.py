@@ -1,10 +1,9 @@
 """
 The CPU time of one rollout's estimate under the constructor's linear baseline and under the Ant-v5 screens'
 candidates (the pooled level or the trend of the levels, 32 remembered rollouts uncapped, 8 folds or the default's 2),
-on random rollouts of Ant-v5's shape (one env, 2,048
-steps, 105 dimensions), the memories full: the median of 7 rollouts' ``time.process_time``, which other processes on
-the machine barely move. README.md, "The fit's generalisation on PPO's saved Ant-v5 rollouts" and "Levels on a
-trend".
+on random rollouts of Ant-v5's shape (one env, 2,048 steps, 105 dimensions), the memories full: the median of 7
+rollouts' ``time.process_time``, which other processes on the machine barely move. README.md, "The fit's generalisation
+on PPO's saved Ant-v5 rollouts" and "Levels on a trend".
 
     python benchmarks/swap/diagnosis/pooled_cost.py
 """
