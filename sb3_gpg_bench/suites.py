@@ -583,6 +583,8 @@ SWAP = [
         (*CONSTRUCTOR_ESTIMATOR, f"baseline_kwargs:{{{TREND_LONG},'n_folds':8}}"),
         PPO_ENTRY,
     ),
+    # the default's memory with 8 folds: the part of the trend rule's candidate that neither the memory nor the level is
+    Setting("gpg_swap_folds8", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'n_folds':8}"), PPO_ENTRY),
     Setting(
         "gpg_swap_returns_target_auto",
         "gpg",
