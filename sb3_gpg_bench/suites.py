@@ -585,6 +585,13 @@ SWAP = [
     ),
     # the default's memory with 8 folds: the part of the trend rule's candidate that neither the memory nor the level is
     Setting("gpg_swap_folds8", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'n_folds':8}"), PPO_ENTRY),
+    # the trend rule's candidate with the linear baseline's optimism while a constant cost per step hides the goal
+    Setting(
+        "gpg_swap_trend_long_folds8_optimism",
+        "gpg",
+        (*CONSTRUCTOR_ESTIMATOR, f"baseline_kwargs:{{{TREND_LONG},'n_folds':8,'optimism':True}}"),
+        PPO_ENTRY,
+    ),
     Setting(
         "gpg_swap_returns_target_auto",
         "gpg",
