@@ -96,8 +96,12 @@ def compare(
 
 def summarise(
     rows: list[str], verdicts: dict[str, list[str]], normalised: dict[str, list[list[float]]], seeds: list[int]
-) -> None:
-    """Print the table, the verdicts and each setting's IQM of PPO-normalised scores with its bootstrap interval."""
+) -> dict[str, float]:
+    """
+    Print the table, the verdicts and each setting's IQM of PPO-normalised scores with its bootstrap interval.
+
+    :return: each setting's IQM
+    """
     print("\n".join(rows))
     print()
     for verdict, names in sorted(verdicts.items()):
@@ -108,6 +112,7 @@ def summarise(
         low, high = intervals[name][:, 0]
         print(f"IQM of PPO-normalised final evaluations, {name}: {points[name][0]:.2f} [{low:.2f}, {high:.2f}]")
     print(f"tasks: {len(next(iter(arrays.values())))} with PPO above random; seeds: {seeds}")
+    return {name: float(point[0]) for name, point in points.items()}
 
 
 def tasks() -> list[str]:

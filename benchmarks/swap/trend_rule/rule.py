@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from rliable import metrics
 
 from sb3_gpg_bench import swap_rules
 
@@ -50,8 +49,7 @@ def main() -> None:
         cells = swap_rules.compare(task, scores, random[task]["mean"], normalised, verdicts)
         rows.append(f"| {task} | {' | '.join(cells)} |")
     if not missing:
-        swap_rules.summarise(rows, verdicts, normalised, seeds)
-        iqm = {name: metrics.aggregate_iqm(np.array(values)) for name, values in normalised.items()}
+        iqm = swap_rules.summarise(rows, verdicts, normalised, seeds)
         adopted = iqm[CANDIDATE] >= iqm[REFERENCE] and not verdicts.get("behind")
         print(f"\nthe rule: {'adopted' if adopted else 'not adopted'} (IQM {iqm[CANDIDATE]:.3f} against {iqm[REFERENCE]:.3f})")
         return
