@@ -587,6 +587,12 @@ SWAP = [
     Setting("gpg_swap_folds8", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'n_folds':8}"), PPO_ENTRY),
     # the trend rule's candidate with the linear baseline's optimism while a constant cost per step hides the goal
     Setting(
+        "gpg_swap_trend_long_folds8_optimism_auto",
+        "gpg",
+        (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", f"baseline_kwargs:{{{TREND_LONG},'n_folds':8,'optimism':True}}"),
+        PPO_ENTRY,
+    ),
+    Setting(
         "gpg_swap_trend_long_folds8_optimism",
         "gpg",
         (*CONSTRUCTOR_ESTIMATOR, f"baseline_kwargs:{{{TREND_LONG},'n_folds':8,'optimism':True}}"),

@@ -4,6 +4,8 @@ same seeds, task by task (behind or ahead by more than the larger std over the s
 IQM of PPO-normalised final evaluations with 95% bootstrap intervals (PPO's seeds 100-101 as the scale).
 """
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +35,11 @@ def final(folder: Path, metric: int) -> float:
 
 def run(root: Path, task: str, setting: str, seed: int) -> Path:
     return root / "runs" / f"{task}__{setting}__seed{seed}"
+
+
+def found(roots: Sequence[Path], task: str, setting: str, seed: int) -> Path | None:
+    """:return: the first of ``roots``' finished runs of the setting on the task and seed; None where none has it"""
+    return next((folder for root in roots if ((folder := run(root, task, setting, seed)) / "meta.json").is_file()), None)
 
 
 def of_ppo(gpg: float, ppo: float, floor: float) -> float:
@@ -118,3 +125,45 @@ def summarise(
 def tasks() -> list[str]:
     """:return: the tasks the sound default has runs of"""
     return sorted({p.name.split("__")[0] for p in (SOUND / "runs").iterdir() if p.name.split("__")[1] == NEW})
+
+
+def candidate_rule(roots: Sequence[Path], reference: str, candidate: str, seeds: list[int]) -> None:
+    """
+    Print a candidate default's 17-task rule against the current default rerun on the same code: per task PPO's mean
+    (seeds 100-101, the scale), both settings' means ± std, the difference, the larger std and the verdict; once every
+    run is made, both IQMs of PPO-normalised final evaluations with 95% bootstrap intervals and the decision (adopted
+    if the candidate's IQM is not lower and no task is behind beyond the spread). Until then, the tasks run on every
+    seed so far, with a line for each task already behind (which ends the rule: it cannot pass).
+
+    :param roots: the folders whose ``runs/`` hold the rule's runs, the first that has a run giving it
+    :param reference: the current default's setting (``AUTO_LAMBDA`` on ``AUTO_LAMBDA_TASKS``)
+    :param candidate: the candidate's setting (its ``_auto`` variant on ``AUTO_LAMBDA_TASKS``)
+    """
+    random = json.loads((PREVIOUS / "random_scores.json").read_text())
+    rows = ["| task | PPO (seeds 100-101) | default, rerun | candidate | difference | spread | verdict |", "|---" * 7 + "|"]
+    normalised: dict[str, list[list[float]]] = {reference: [], candidate: []}
+    verdicts: dict[str, list[str]] = {}
+    missing: dict[str, list[int]] = {}
+    for task in tasks():
+        names = (AUTO_LAMBDA, f"{candidate}_auto") if task in AUTO_LAMBDA_TASKS else (reference, candidate)
+        folders = {(name, seed): found(roots, task, name, seed) for name in names for seed in seeds}
+        absent = sorted({seed for (_, seed), folder in folders.items() if folder is None})
+        if absent:
+            missing[task] = absent
+            continue
+        paths = {key: folder for key, folder in folders.items() if folder is not None}
+        scores = {
+            key: np.array([final(paths[name, seed], 0) for seed in seeds])
+            for key, name in zip((reference, candidate), names, strict=True)
+        }
+        cells = compare(task, scores, random[task]["mean"], normalised, verdicts)
+        rows.append(f"| {task} | {' | '.join(cells)} |")
+    if not missing:
+        iqm = summarise(rows, verdicts, normalised, seeds)
+        adopted = iqm[candidate] >= iqm[reference] and not verdicts.get("behind")
+        print(f"\nthe rule: {'adopted' if adopted else 'not adopted'} (IQM {iqm[candidate]:.3f} against {iqm[reference]:.3f})")
+        return
+    print("\n".join(rows))
+    for task in verdicts.get("behind", []):
+        print(f"\n{task} is behind beyond the spread: the rule cannot pass")
+    print(f"\nno verdict yet: runs not made of {', '.join(f'{task} {seeds}' for task, seeds in missing.items())}")
