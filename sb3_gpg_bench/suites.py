@@ -605,7 +605,8 @@ SWAP = [
         PPO_ENTRY,
     ),
     # the constructor's estimator with the linear baseline's optimism while a constant cost per step hides the goal
-    # (MountainCar-v0, Acrobot-v1; the other tasks train as gpg_swap_sound)
+    # (MountainCar-v0, Acrobot-v1, and MountainCarContinuous-v0's rollouts whose one env's action cost moves by under 1%
+    # a step)
     Setting("gpg_swap_optimism", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'optimism':True}"), PPO_ENTRY),
     # with the memory: a rollout of long episodes holds too few trajectories to fit the baseline on alone
     Setting(
