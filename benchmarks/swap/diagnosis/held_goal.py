@@ -1,0 +1,48 @@
+"""
+Whether MountainCarContinuous-v0's runs hold the goal once found (README.md, *What ends the optimism rule*): per
+setting over the six tuning seeds, the final evaluation's mean ± std, the mean of the last five, the runs that end
+below 0, and the evaluations below 0 after the first one above 50 (of all such evaluations).
+
+    python benchmarks/swap/diagnosis/held_goal.py
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+from sb3_gpg_bench import swap_rules
+from sb3_gpg_bench.suite_report import evaluations
+
+TASK = "MountainCarContinuous-v0"
+SWAP = Path(__file__).resolve().parents[1]
+SETTINGS = (
+    (SWAP / "trend_rule", "gpg_swap_lambda_default"),
+    (SWAP / "trend_rule", "gpg_swap_trend_long_folds8"),
+    (SWAP / "optimism_rule", "gpg_swap_trend_long_folds8_optimism"),
+    (SWAP / "diagnosis" / "trend_parts", "gpg_swap_memory_uncapped"),
+    (SWAP / "diagnosis" / "trend_parts", "gpg_swap_trend_long"),
+    (SWAP / "diagnosis" / "trend_parts", "gpg_swap_folds8"),
+    (SWAP / "diagnosis" / "trend_parts", "gpg_swap_pooled_long_folds8"),
+)
+
+
+def main() -> None:
+    print("| setting | final | last five | runs ending below 0 | below 0 after the first above 50 |")
+    print("|---|---|---|---|---|")
+    for root, setting in SETTINGS:
+        folders = [swap_rules.run(root, TASK, setting, seed) for seed in swap_rules.SIX_SEEDS]
+        if not all((folder / "meta.json").is_file() for folder in folders):
+            continue
+        curves = [evaluations(folder)[1] for folder in folders]
+        finals = np.array([curve[-1] for curve in curves])
+        last_five = np.array([curve[-5:].mean() for curve in curves])
+        after = [curve[np.argmax(curve > 50) + 1 :] if (curve > 50).any() else curve[:0] for curve in curves]
+        drops, total = sum(int((values < 0).sum()) for values in after), sum(len(values) for values in after)
+        print(
+            f"| `{setting}` | {finals.mean():.1f} ± {finals.std():.1f} | {last_five.mean():.1f} ± {last_five.std():.1f} "
+            f"| {int((finals < 0).sum())} of 6 | {drops} of {total} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
