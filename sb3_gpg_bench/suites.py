@@ -531,8 +531,6 @@ SWAP = [
         (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", UNCAPPED_MEMORY),
         PPO_ENTRY,
     ),
-    # the constructor's gae_lambda with the linear baseline fitted on the returns whatever lambda a rollout takes
-    # (Ant-v5: does the lambda-returns' fit or the policy explain less of the returns?)
     # the saved rollouts' candidates: the remembered rollouts at one pooled level, with the long uncapped memory, and
     # with 8 folds
     Setting(
@@ -598,6 +596,8 @@ SWAP = [
         (*CONSTRUCTOR_ESTIMATOR, f"baseline_kwargs:{{{TREND_LONG},'n_folds':8,'optimism':True}}"),
         PPO_ENTRY,
     ),
+    # the constructor's gae_lambda with the linear baseline fitted on the returns whatever lambda a rollout takes
+    # (Ant-v5: does the lambda-returns' fit or the policy explain less of the returns?)
     Setting(
         "gpg_swap_returns_target_auto",
         "gpg",
