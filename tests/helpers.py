@@ -190,8 +190,7 @@ class RolloutEstimator:
             memory=self.memory,
         )
         if result.memory_entry is not None:
-            self.memory.rollouts.append(result.memory_entry)
-            self.memory.last_fit = result.last_fit
+            self.memory.remember(result.memory_entry, result.last_fit)
         return result
 
 

@@ -8,10 +8,11 @@ The state-aware options (gae_lambda, the fitted baselines "linear" and "knn") ar
 regression's linear system is solved by NumPy, and NumPy's default_rng draws the linear features' random maps.
 
 The linear baseline's optimism: in a rollout where every step cost the same (one negative reward on every env at
-each step, moving at most 1% from step to step), where no episode ended before the longest episode time in it, and
-where no remembered rollout saw a goal (an episode ending so, or envs' rewards that differ at a step), each
-sample's baseline and each env's value after the rollout are raised by the returns' spread times the square root of
-their leverage under the fit's ridge, over the rows' mean leverage (GAE's lambda below 1 only).
+each step, moving at most 1% from step to step), where no episode ended before the longest episode time in it or in
+any rollout the memory took before, and where no remembered rollout saw a goal (an episode ending so, or envs'
+rewards that differ at a step), each sample's baseline and each env's value after the rollout are raised by the
+returns' spread times the square root of their leverage under the fit's ridge, over the rows' mean leverage (GAE's
+lambda below 1 only).
 
 The linear baseline on its own lambda-returns (``target="lambda_returns"``, or its default ``"auto"``, with GAE's
 lambda below 1): each sample's target is its lambda-return over the fit's own values (its dot product, plus the
@@ -126,6 +127,8 @@ class ReferenceGPG:
         self.memory = []
         # and the mean of the last rollout's fold fits
         self.last_fit = None
+        # the longest episode time of any rollout the memory took (the optimism's goal: an episode that ends before it)
+        self.longest_time = 0
         self.random_maps_of = {}
 
     def key(self, binning, obs, time, step):
@@ -313,6 +316,7 @@ class ReferenceGPG:
                 rollout = {"samples": samples, "low": min(values), "high": max(values), "seen": self.seen}
                 self.memory = [*self.memory, rollout][-self.baseline_kwargs["memory"] :]
                 self.last_fit = None
+                self.note_longest_time(times)
             return None
         if self.baseline == "knn":
             samples, queries = self.standardised(samples, queries)
@@ -342,6 +346,7 @@ class ReferenceGPG:
             rollout = {"samples": samples, "low": min(values, default=math.inf), "high": max(values, default=-math.inf),
                        "seen": self.seen}  # fmt: skip
             self.memory = [*self.memory, rollout][-self.baseline_kwargs["memory"] :]
+            self.note_longest_time(times)
             longest = max(len(fit["coefficients"]) for fit in fits)
             self.last_fit = {
                 "coefficients": [
@@ -387,13 +392,22 @@ class ReferenceGPG:
                 return False
         return True
 
+    def note_longest_time(self, times):
+        """Keep the rollout's longest episode time, if longer than every one before."""
+        for row in times:
+            for time in row:
+                self.longest_time = max(self.longest_time, int(time))
+
     def goal_seen(self, rewards, episode_starts, times, last_dones):
         """
-        :return: whether an episode ended inside the rollout before its longest episode time, or two envs' rewards
-            differ at a step (to 1e-6 of the first env's)
+        :return: whether an episode ended inside the rollout before its longest episode time or any earlier rollout's,
+            or two envs' rewards differ at a step (to 1e-6 of the first env's)
         """
         n_steps = len(rewards)
-        longest = max(int(times[step][env]) for step in range(n_steps) for env in range(self.n_envs))
+        longest = self.longest_time
+        for step in range(n_steps):
+            for env in range(self.n_envs):
+                longest = max(longest, int(times[step][env]))
         for env in range(self.n_envs):
             for step in range(n_steps):
                 ends = episode_starts[step + 1][env] if step + 1 < n_steps else last_dones[env]

@@ -132,3 +132,43 @@ def test_nothing_is_raised_where_the_rollout_shows_a_signal_or_lambda_is_1(chang
         with_optimism, without = on(*rollout), off(*rollout)
     np.testing.assert_array_equal(with_optimism.baselines, without.baselines)
     np.testing.assert_array_equal(with_optimism.advantages, without.advantages)
+
+
+def one_env_rollouts(goal_at: int, n_rollouts: int = 6, n_steps: int = 8, limit: int = 20):
+    """
+    Consecutive rollouts of one env (MountainCarContinuous-v0's shape: rollouts much shorter than the episodes) of a
+    task that costs the same every step: the first episode runs to the time limit ``limit``; the second finds the goal
+    at its step ``goal_at`` and the episodes after it run to the limit again.
+    """
+    rng = np.random.default_rng(5)
+    lengths = [limit, goal_at, *[limit] * n_rollouts]
+    starts = np.concatenate([np.eye(1, length, 0)[0] for length in lengths])[: n_rollouts * n_steps]
+    for start in range(0, n_rollouts * n_steps, n_steps):
+        rows = slice(start, start + n_steps)
+        last_done = start + n_steps < len(starts) and starts[start + n_steps] == 1
+        yield (
+            rng.normal(size=(n_steps, 1, OBS_DIM)).astype(np.float32),
+            -np.ones((n_steps, 1), dtype=np.float32),
+            starts[rows, None].astype(np.float32),
+            np.array([last_done]),
+            rng.normal(size=(1, OBS_DIM)).astype(np.float32),
+        )
+
+
+def test_a_goal_is_seen_where_no_episode_of_the_rollout_ran_longer():
+    # one env whose rollouts (8 steps) are shorter than the episodes: the episode that finds the goal (11 steps, where
+    # the limit is 20) ends in the fourth rollout, the longest episode of that rollout, but shorter than the first
+    # episode, which ran to the limit in the third
+    options = dict(binning="time", baseline="linear", truncated_returns="bootstrap")
+    kwargs = dict(memory=2, fourier=16, fourier_seed=3)
+    on = RolloutEstimator(1, GAMMA, LAMBDA, **options, baseline_kwargs={**kwargs, "optimism": True})
+    off = RolloutEstimator(1, GAMMA, LAMBDA, **options, baseline_kwargs={**kwargs, "optimism": False})
+    reference = ReferenceGPG(1, GAMMA, gae_lambda=LAMBDA, **options, baseline_kwargs={**kwargs, "optimism": True})
+    raised = []
+    for rollout in one_env_rollouts(goal_at=11):
+        result = on(*rollout)
+        assert_estimate_matches(result, reference.advantages(*rollout), tolerance=1e-4)
+        raised.append(not np.allclose(result.baselines, off(*rollout).baselines))
+    # raised before the goal (the first rollout has no fit: one trajectory, no memory), not in the rollout that finds
+    # it, nor while the memory (2 rollouts) holds that one
+    assert raised == [False, True, True, False, False, False]

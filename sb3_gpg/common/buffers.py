@@ -96,7 +96,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         self.baseline_memory = BaselineMemory((self.group_options.baseline_kwargs or {}).get("memory", 0))
         # A rollout's estimate computed again (before the next reset) reads the memory as it was before the first
         # time, and replaces what that one added
-        self._memory_before: tuple[list[Equations], Fit | None, list[float]] | None = None
+        self._memory_before: tuple[tuple[list[Equations], Fit | None, int], list[float]] | None = None
         self.pos = 0  # read by reset(), which the parent's __init__ calls
         self.group_stats: dict[str, float] = {}
         # Samples that enter the loss, flattened as `get` flattens (env-major); None when all do
@@ -170,13 +170,11 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             self._fill_episode_times(self.buffer_size)
         memory = self.baseline_memory
         if self._memory_before is None:
-            self._memory_before = (list(memory.rollouts), memory.last_fit, list(self._explained))
+            self._memory_before = (memory.state(), list(self._explained))
         else:  # computed again: as the first time
-            memory.rollouts.clear()
-            memory.rollouts.extend(self._memory_before[0])
-            memory.last_fit = self._memory_before[1]
+            memory.restore(self._memory_before[0])
             self._explained.clear()
-            self._explained.extend(self._memory_before[2])
+            self._explained.extend(self._memory_before[1])
         if self.auto_lambda:
             self.gae_lambda = chosen_lambda(self._explained)
         bootstraps = self.group_options.truncated_returns == "bootstrap" and last_obs is not None
@@ -194,8 +192,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             memory=memory,
         )
         if result.memory_entry is not None:
-            memory.rollouts.append(result.memory_entry)
-            memory.last_fit = result.last_fit
+            memory.remember(result.memory_entry, result.last_fit)
         self.returns[:], self.values[:], self.advantages[:] = result.returns, result.baselines, result.advantages
         self.in_loss, self.explained_variance, self.group_stats = result.in_loss, result.explained_variance, result.stats
         if self.auto_lambda:

@@ -76,6 +76,7 @@ class Equations(NamedTuple):
     :param low: the smallest return (as completed when the samples were fitted on)
     :param high: the largest
     :param goal_seen: whether an episode of the rollout found a goal (``optimism.goal_seen``)
+    :param longest_episode: the longest episode time of the rollout
     :param cross: under lambda-returns, ``gamma * (1 - lambda) * X^T N`` (``lambda_targets``): the returns' products
         with the features are then ``partial + cross w`` for a fit of coefficients w; None under the returns
     """
@@ -88,6 +89,7 @@ class Equations(NamedTuple):
     low: float
     high: float
     goal_seen: bool = False
+    longest_episode: int = 0
     cross: np.ndarray | None = None
 
     @classmethod
@@ -169,7 +171,9 @@ def level_columns(ages: list[int], level: str) -> np.ndarray:
 
 class BaselineMemory:
     """
-    The last ``size`` rollouts' ``Equations`` and the last fit (where the next fit's value iteration starts).
+    The last ``size`` rollouts' ``Equations``, the last fit (where the next fit's value iteration starts), and the
+    longest episode time of every rollout it took since it was cleared (which the optimism's goal reads, however
+    short the memory).
 
     :param size: the rollouts remembered
     """
@@ -177,6 +181,7 @@ class BaselineMemory:
     def __init__(self, size: int):
         self.rollouts: deque[Equations] = deque(maxlen=size)
         self.last_fit: Fit | None = None
+        self.longest_episode = 0
 
     def __len__(self) -> int:
         return len(self.rollouts)
@@ -184,6 +189,23 @@ class BaselineMemory:
     def clear(self) -> None:
         self.rollouts.clear()
         self.last_fit = None
+        self.longest_episode = 0
+
+    def remember(self, rollout: Equations, fit: Fit | None) -> None:
+        """Keep a rollout's equations (the oldest forgotten past ``size``) and the fit made with them."""
+        self.rollouts.append(rollout)
+        self.last_fit = fit
+        self.longest_episode = max(self.longest_episode, rollout.longest_episode)
+
+    def state(self) -> tuple[list[Equations], Fit | None, int]:
+        """:return: what ``restore`` sets the memory back to"""
+        return list(self.rollouts), self.last_fit, self.longest_episode
+
+    def restore(self, state: tuple[list[Equations], Fit | None, int]) -> None:
+        """:param state: the memory as ``state`` returned it"""
+        self.rollouts.clear()
+        self.rollouts.extend(state[0])
+        self.last_fit, self.longest_episode = state[1], state[2]
 
     def weights(self, recency: float, n_current: int, cap: float | None) -> list[float]:
         """

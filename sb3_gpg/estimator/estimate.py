@@ -163,7 +163,9 @@ def estimate(
     in_group = ~env_major(cut) if options.truncated_returns == "mask" else np.ones(cut.size, dtype=bool)
     fitted = None
     if options.baseline != "bins":
-        seen = goal_seen(rewards, episode_starts, episode_times, last_dones)
+        seen = goal_seen(
+            rewards, episode_starts, episode_times, last_dones, memory.longest_episode if memory is not None else 0
+        )
         optimistic = (
             options.baseline == "linear"
             and (options.baseline_kwargs or {})["optimism"]
@@ -356,7 +358,8 @@ def _fitted(
         memory = None
     fitted = fitted_estimate(options.baseline, samples, folds, memory, bootstrap, **baseline_kwargs)
     if fitted is not None and fitted.memory_entry is not None:
-        fitted = fitted._replace(memory_entry=fitted.memory_entry._replace(goal_seen=seen))
+        entry = fitted.memory_entry._replace(goal_seen=seen, longest_episode=int(rollout.episode_times.max()))
+        fitted = fitted._replace(memory_entry=entry)
     if not (optimistic and fitted is not None and fitted.baselines is not None and fitted.memory_entry is not None):
         return fitted
     grams = [fitted.memory_entry.gram, *(rollout.gram for rollout in (memory.rollouts if memory is not None else []))]

@@ -9,7 +9,8 @@ novelty, how little of the fit's samples (the rollout's and the remembered ones'
 lambda-returns as the critic's optimism is; with lambda 1 a baseline's differences cancel, and nothing is raised. A
 rollout short against the episodes may hold no episode's end at all: the goal counts as unseen only where neither it
 nor any remembered rollout saw an episode find it (a remembered rollout whose cost moved more, VecNormalize's first
-steps, did not).
+steps, did not). An episode finds it where it ends before the longest episode time seen in its rollout or any earlier
+one: a single env's rollout may hold no episode longer than the one that finds the goal.
 
 Pure array code; nothing here knows of Stable-Baselines3 (torch's linear algebra, which keeps to torch's threads).
 """
@@ -34,18 +35,21 @@ def one_cost(rewards: np.ndarray) -> bool:
     return not _envs_differ(rewards) and not np.any(np.abs(np.diff(per_step)) > SCALE_DRIFT * -per_step[:-1])
 
 
-def goal_seen(rewards: np.ndarray, episode_starts: np.ndarray, episode_times: np.ndarray, last_dones: np.ndarray) -> bool:
+def goal_seen(
+    rewards: np.ndarray, episode_starts: np.ndarray, episode_times: np.ndarray, last_dones: np.ndarray, longest_before: int = 0
+) -> bool:
     """
     :param rewards: reward of every step, shape (n_steps, n_envs)
     :param episode_starts: whether each step starts an episode
     :param episode_times: steps since each sample's episode began
     :param last_dones: whether each env's last step ended its episode
-    :return: whether an episode ended inside the rollout before the longest episode time in it (it found the goal,
-        where the others run to the time limit), or the envs' rewards differed at some step (one of them got another
-        reward than the cost)
+    :param longest_before: the longest episode time that earlier rollouts showed
+    :return: whether an episode ended inside the rollout before the longest episode time in it or before
+        ``longest_before`` (it found the goal, where the others run to the time limit), or the envs' rewards differed
+        at some step (one of them got another reward than the cost)
     """
     ended = np.concatenate([episode_starts[1:].astype(bool), np.asarray(last_dones, dtype=bool)[None]], axis=0)
-    early = bool(ended.any()) and episode_times[ended].min() < episode_times.max()
+    early = bool(ended.any()) and episode_times[ended].min() < max(int(episode_times.max()), longest_before)
     return early or _envs_differ(rewards)
 
 
