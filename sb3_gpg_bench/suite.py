@@ -131,6 +131,25 @@ class Paused(RuntimeError):
     """A run that paused (``sb3_gpg_bench.resumable``): the same grid goes on with it."""
 
 
+def training_arguments(run: Run, eval_seed: int | None, budget: int, scratch: str) -> list[str]:
+    """
+    :param eval_seed: the evaluation envs' seed (``--eval-seed``); None: rl_zoo3's
+    :param scratch: the run's folder, where its entry's file is written (``hyperparams_file``) and RL Zoo logs
+    :return: the arguments of ``python -m`` that train the run (``sb3_gpg.train`` and its own)
+    """
+    conf_file, conf_name = hyperparams_file(run.setting, run.env_id)
+    conf = []
+    if conf_file is not None:
+        conf = ["--conf-file", str(Path(scratch, conf_name))]
+        Path(conf[1]).write_text(yaml.safe_dump(conf_file, sort_keys=False))
+    return ["sb3_gpg.train", "--algo", run.setting.algo, "--env", run.env_id,
+            "--seed", str(run.seed), *([] if eval_seed is None else ["--eval-seed", str(eval_seed)]),
+            "-n", str(budget), "--eval-freq", str(max(budget // N_EVALUATIONS, 1)),
+            "--eval-episodes", str(EVAL_EPISODES), "--num-threads", "1", "--log-interval", "-1",
+            "-f", str(Path(scratch, "logs")), *conf,
+            *(["-params", *run.setting.params] if run.setting.params else [])]  # fmt: skip
+
+
 def train(
     run: Run, eval_seed_offset: int | None, budget: int, paused_in: Path | None = None, pause_at: float | None = None
 ) -> dict[str, bytes]:
@@ -148,19 +167,9 @@ def train(
     :raises RuntimeError: where the training fails, with the end of its output, or ends before its budget (RL Zoo
         saves a training stopped by Ctrl-C and exits as if it had finished)
     """
-    conf_file, conf_name = hyperparams_file(run.setting, run.env_id)
     with _scratch(run, paused_in) as scratch:
-        conf = []
-        if conf_file is not None:
-            conf = ["--conf-file", str(Path(scratch, conf_name))]
-            Path(conf[1]).write_text(yaml.safe_dump(conf_file, sort_keys=False))
         eval_seed = None if eval_seed_offset is None else run.seed + eval_seed_offset
-        command = [sys.executable, "-m", "sb3_gpg.train", "--algo", run.setting.algo, "--env", run.env_id,
-                   "--seed", str(run.seed), *([] if eval_seed is None else ["--eval-seed", str(eval_seed)]),
-                   "-n", str(budget), "--eval-freq", str(max(budget // N_EVALUATIONS, 1)),
-                   "--eval-episodes", str(EVAL_EPISODES), "--num-threads", "1", "--log-interval", "-1",
-                   "-f", str(Path(scratch, "logs")), *conf,
-                   *(["-params", *run.setting.params] if run.setting.params else [])]  # fmt: skip
+        command = [sys.executable, "-m", *training_arguments(run, eval_seed, budget, scratch)]
         segments: list[dict[str, Any]] = []
         watched = command
         if paused_in is not None:
