@@ -583,7 +583,8 @@ SWAP = [
     ),
     # the default's memory with 8 folds: the part of the trend rule's candidate that neither the memory nor the level is
     Setting("gpg_swap_folds8", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'n_folds':8}"), PPO_ENTRY),
-    # the trend rule's candidate with the linear baseline's optimism while a constant cost per step hides the goal
+    # the trend rule's candidate with the linear baseline's optimism while a constant cost per step hides the goal (as
+    # gpg_swap_optimism's, below)
     Setting(
         "gpg_swap_trend_long_folds8_optimism_auto",
         "gpg",
@@ -605,8 +606,8 @@ SWAP = [
         PPO_ENTRY,
     ),
     # the constructor's estimator with the linear baseline's optimism while a constant cost per step hides the goal
-    # (MountainCar-v0, Acrobot-v1, and MountainCarContinuous-v0's rollouts whose one env's action cost moves by under 1%
-    # a step)
+    # (MountainCar-v0, Acrobot-v1, and MountainCarContinuous-v0's rollouts whose one env's action cost moves by at most
+    # 1% a step)
     Setting("gpg_swap_optimism", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'optimism':True}"), PPO_ENTRY),
     # with the memory: a rollout of long episodes holds too few trajectories to fit the baseline on alone
     Setting(

@@ -138,6 +138,7 @@ def candidate_rule(roots: Sequence[Path], reference: str, candidate: str, seeds:
     :param roots: the folders whose ``runs/`` hold the rule's runs, the first that has a run giving it
     :param reference: the current default's setting (``AUTO_LAMBDA`` on ``AUTO_LAMBDA_TASKS``)
     :param candidate: the candidate's setting (its ``_auto`` variant on ``AUTO_LAMBDA_TASKS``)
+    :param seeds: the seeds every task's runs are compared on
     """
     random = json.loads((PREVIOUS / "random_scores.json").read_text())
     rows = ["| task | PPO (seeds 100-101) | default, rerun | candidate | difference | spread | verdict |", "|---" * 7 + "|"]

@@ -32,10 +32,10 @@ def main() -> None:
     for root, setting in SETTINGS:
         folders = [swap_rules.run(root, TASK, setting, seed) for seed in swap_rules.SIX_SEEDS]
         if not all((folder / "meta.json").is_file() for folder in folders):
+            print(f"| `{setting}` | not yet run on every seed | | | |")
             continue
         curves = [evaluations(folder)[1] for folder in folders]
-        finals = np.array([curve[-1] for curve in curves])
-        last_five = np.array([curve[-5:].mean() for curve in curves])
+        finals, last_five = (np.array([swap_rules.final(folder, metric) for folder in folders]) for metric in (0, 1))
         after = [curve[np.argmax(curve > 50) + 1 :] if (curve > 50).any() else curve[:0] for curve in curves]
         drops, total = sum(int((values < 0).sum()) for values in after), sum(len(values) for values in after)
         print(

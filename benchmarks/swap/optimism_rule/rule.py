@@ -1,7 +1,6 @@
 """The rule of the trend candidate with the optimism (README.md): over the 17 tasks on the seeds given, the candidate
 against the current default rerun on the same code (``swap_rules.candidate_rule``), from this folder's runs, then the
-trend rule's (the default's reruns and, where the optimism does not act, the candidate's own) and the trend parts'
-screen (its four sparse-task runs).
+trend rule's (the default's reruns) and the trend parts' (the candidate's four sparse-task runs of its screen).
 
     python benchmarks/swap/optimism_rule/rule.py 100 101 104 105 106 107
 """
