@@ -9,8 +9,8 @@ regression's linear system is solved by NumPy, and NumPy's default_rng draws the
 
 The linear baseline's optimism: in a rollout where every step cost the same (one negative reward on every env at
 each step, moving at most 1% from step to step), where no episode ended before the longest episode time in it or in
-any rollout the memory took before, and where no remembered rollout saw a goal (an episode ending so, or envs'
-rewards that differ at a step), each sample's baseline and each env's value after the rollout are raised by the
+any rollout the memory took before, and where no rollout the memory took before saw a goal (an episode ending so,
+or envs' rewards that differ at a step), each sample's baseline and each env's value after the rollout are raised by the
 returns' spread times the square root of their leverage under the fit's ridge, over the rows' mean leverage (GAE's
 lambda below 1 only).
 
@@ -127,8 +127,10 @@ class ReferenceGPG:
         self.memory = []
         # and the mean of the last rollout's fold fits
         self.last_fit = None
-        # the longest episode time of any rollout the memory took (the optimism's goal: an episode that ends before it)
+        # the longest episode time of any rollout the memory took (the optimism's goal: an episode that ends before it),
+        # and whether any of them found the goal
         self.longest_time = 0
+        self.goal_was_seen = False
         self.random_maps_of = {}
 
     def key(self, binning, obs, time, step):
@@ -185,6 +187,7 @@ class ReferenceGPG:
         value_at_cut = [0.0] * self.n_envs
         fitted = None
         remembered_before = list(self.memory)
+        goal_was_seen = self.goal_was_seen
         # kept with the rollout in the memory
         self.seen = self.goal_seen(rewards, episode_starts, times, last_dones)
         if self.baseline != "bins":
@@ -194,7 +197,7 @@ class ReferenceGPG:
             for (step, env), value in completed.items():
                 returns[step][env] = value
             optimism = self.baseline == "linear" and self.baseline_kwargs["optimism"] and self.gae_lambda < 1.0
-            unseen = not self.seen and not any(rollout["seen"] for rollout in remembered_before)
+            unseen = not self.seen and not goal_was_seen
             if optimism and unseen and self.one_cost(rewards):
                 queries = []
                 if self.truncated_returns == "bootstrap" and cut_trajectories:
@@ -393,10 +396,11 @@ class ReferenceGPG:
         return True
 
     def note_longest_time(self, times):
-        """Keep the rollout's longest episode time, if longer than every one before."""
+        """Keep the rollout's longest episode time, if longer than every one before, and whether it found the goal."""
         for row in times:
             for time in row:
                 self.longest_time = max(self.longest_time, int(time))
+        self.goal_was_seen = self.goal_was_seen or self.seen
 
     def goal_seen(self, rewards, episode_starts, times, last_dones):
         """

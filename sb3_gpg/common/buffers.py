@@ -96,7 +96,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         self.baseline_memory = BaselineMemory((self.group_options.baseline_kwargs or {}).get("memory", 0))
         # A rollout's estimate computed again (before the next reset) reads the memory as it was before the first
         # time, and replaces what that one added
-        self._memory_before: tuple[tuple[list[Equations], Fit | None, int], list[float]] | None = None
+        self._memory_before: tuple[tuple[list[Equations], Fit | None, int, bool], list[float]] | None = None
         self.pos = 0  # read by reset(), which the parent's __init__ calls
         self.group_stats: dict[str, float] = {}
         # Samples that enter the loss, flattened as `get` flattens (env-major); None when all do

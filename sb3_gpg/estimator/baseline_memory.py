@@ -171,9 +171,9 @@ def level_columns(ages: list[int], level: str) -> np.ndarray:
 
 class BaselineMemory:
     """
-    The last ``size`` rollouts' ``Equations``, the last fit (where the next fit's value iteration starts), and the
-    longest episode time of every rollout it took since it was cleared (which the optimism's goal reads, however
-    short the memory).
+    The last ``size`` rollouts' ``Equations``, the last fit (where the next fit's value iteration starts), and what
+    the optimism reads of every rollout it took since it was cleared, however short the memory: the longest episode
+    time, and whether any found a goal.
 
     :param size: the rollouts remembered
     """
@@ -182,6 +182,7 @@ class BaselineMemory:
         self.rollouts: deque[Equations] = deque(maxlen=size)
         self.last_fit: Fit | None = None
         self.longest_episode = 0
+        self.goal_seen = False
 
     def __len__(self) -> int:
         return len(self.rollouts)
@@ -190,22 +191,24 @@ class BaselineMemory:
         self.rollouts.clear()
         self.last_fit = None
         self.longest_episode = 0
+        self.goal_seen = False
 
     def remember(self, rollout: Equations, fit: Fit | None) -> None:
         """Keep a rollout's equations (the oldest forgotten past ``size``) and the fit made with them."""
         self.rollouts.append(rollout)
         self.last_fit = fit
         self.longest_episode = max(self.longest_episode, rollout.longest_episode)
+        self.goal_seen = self.goal_seen or rollout.goal_seen
 
-    def state(self) -> tuple[list[Equations], Fit | None, int]:
+    def state(self) -> tuple[list[Equations], Fit | None, int, bool]:
         """:return: what ``restore`` sets the memory back to"""
-        return list(self.rollouts), self.last_fit, self.longest_episode
+        return list(self.rollouts), self.last_fit, self.longest_episode, self.goal_seen
 
-    def restore(self, state: tuple[list[Equations], Fit | None, int]) -> None:
+    def restore(self, state: tuple[list[Equations], Fit | None, int, bool]) -> None:
         """:param state: the memory as ``state`` returned it"""
         self.rollouts.clear()
         self.rollouts.extend(state[0])
-        self.last_fit, self.longest_episode = state[1], state[2]
+        self.last_fit, self.longest_episode, self.goal_seen = state[1:]
 
     def weights(self, recency: float, n_current: int, cap: float | None) -> list[float]:
         """

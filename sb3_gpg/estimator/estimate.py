@@ -172,7 +172,7 @@ def estimate(
             and gae_lambda < 1.0
             and one_cost(rewards)
             and not seen
-            and not any(entry.goal_seen for entry in (memory.rollouts if memory is not None else []))
+            and not (memory is not None and memory.goal_seen)
         )
         fitted = _fitted(
             rollout, discounted, cut, ids, in_group, last_obs, gamma, gae_lambda, bootstrap, memory, seen, optimistic

@@ -8,9 +8,10 @@ linear baseline gets that start from its own statistics: in such a rollout each 
 novelty, how little of the fit's samples (the rollout's and the remembered ones') its features resemble, read by
 lambda-returns as the critic's optimism is; with lambda 1 a baseline's differences cancel, and nothing is raised. A
 rollout short against the episodes may hold no episode's end at all: the goal counts as unseen only where neither it
-nor any remembered rollout saw an episode find it (a remembered rollout whose cost moved more, VecNormalize's first
-steps, did not). An episode finds it where it ends before the longest episode time seen in its rollout or any earlier
-one: a single env's rollout may hold no episode longer than the one that finds the goal.
+nor any rollout that the memory took before saw an episode find it (a rollout whose cost moved more, VecNormalize's
+first steps, did not), however short the memory: once found, a goal's returns carry the signal, and the raised
+baselines would only move the policy off it. An episode finds it where it ends before the longest episode time seen in
+its rollout or any earlier one: a single env's rollout may hold no episode longer than the one that finds the goal.
 
 Pure array code; nothing here knows of Stable-Baselines3 (torch's linear algebra, which keeps to torch's threads).
 """
