@@ -23,6 +23,8 @@ SETTINGS = (
     (SWAP / "diagnosis" / "trend_parts", "gpg_swap_trend_long"),
     (SWAP / "diagnosis" / "trend_parts", "gpg_swap_folds8"),
     (SWAP / "diagnosis" / "trend_parts", "gpg_swap_pooled_long_folds8"),
+    (SWAP / "diagnosis" / "optimism_window", "gpg_swap_optimism"),
+    (SWAP / "diagnosis" / "optimism_fixed", "gpg_swap_optimism"),
 )
 
 
@@ -32,16 +34,14 @@ def main() -> None:
     for root, setting in SETTINGS:
         folders = [swap_rules.run(root, TASK, setting, seed) for seed in swap_rules.SIX_SEEDS]
         if not all((folder / "meta.json").is_file() for folder in folders):
-            print(f"| `{setting}` | not yet run on every seed | | | |")
+            print(f"| `{setting}` ({root.name}) | not yet run on every seed | | | |")
             continue
         curves = [evaluations(folder)[1] for folder in folders]
         finals, last_five = (np.array([swap_rules.final(folder, metric) for folder in folders]) for metric in (0, 1))
         after = [curve[np.argmax(curve > 50) + 1 :] if (curve > 50).any() else curve[:0] for curve in curves]
         drops, total = sum(int((values < 0).sum()) for values in after), sum(len(values) for values in after)
-        print(
-            f"| `{setting}` | {finals.mean():.1f} ± {finals.std():.1f} | {last_five.mean():.1f} ± {last_five.std():.1f} "
-            f"| {int((finals < 0).sum())} of 6 | {drops} of {total} |"
-        )
+        cells = [f"{values.mean():.1f} ± {values.std():.1f}" for values in (finals, last_five)]
+        print(f"| `{setting}` ({root.name}) | {' | '.join(cells)} | {int((finals < 0).sum())} of 6 | {drops} of {total} |")
 
 
 if __name__ == "__main__":
