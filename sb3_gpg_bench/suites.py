@@ -402,6 +402,21 @@ TIME_CRITIC = "sb3_gpg_bench.critic_variants.TimeCritic"
 MC_CRITIC = "sb3_gpg_bench.critic_variants.MonteCarloCritic"
 LINEAR_CRITIC_CALLBACK = "sb3_gpg_bench.critic_variants.LinearCritic"
 WITHOUT_TIME = "sb3_gpg_bench.critic_variants.BaselineWithoutTime"
+
+
+def both_lambdas(name: str, baseline_kwargs: str) -> list[Setting]:
+    """
+    :param baseline_kwargs: the linear baseline's arguments, as a dict's items
+    :return: the constructor's estimator with them, under its own ``gae_lambda="auto"`` (``<name>_auto``, for an entry
+        that leaves gae_lambda unset) and under the entry's (``name``)
+    """
+    kwargs = f"baseline_kwargs:{{{baseline_kwargs}}}"
+    return [
+        Setting(f"{name}_auto", "gpg", (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", kwargs), PPO_ENTRY),
+        Setting(name, "gpg", (*CONSTRUCTOR_ESTIMATOR, kwargs), PPO_ENTRY),
+    ]
+
+
 # The one-word swap: GPG with PPO's entry and the constructor's estimator defaults, and with the linear baseline
 SWAP = [
     Setting("ppo", "ppo"),
@@ -539,64 +554,18 @@ SWAP = [
         (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", f"baseline_kwargs:{{{POOLED_LONG}}}"),
         PPO_ENTRY,
     ),
-    Setting(
-        "gpg_swap_pooled_long_folds8_auto",
-        "gpg",
-        (
-            *CONSTRUCTOR_ESTIMATOR,
-            "gae_lambda:'auto'",
-            f"baseline_kwargs:{{{POOLED_LONG},'n_folds':8}}",
-        ),
-        PPO_ENTRY,
-    ),
-    # the same where the entry sets gae_lambda (InvertedDoublePendulum-v5's 0.8), which the suite then keeps
-    Setting(
-        "gpg_swap_pooled_long_folds8",
-        "gpg",
-        (
-            *CONSTRUCTOR_ESTIMATOR,
-            f"baseline_kwargs:{{{POOLED_LONG},'n_folds':8}}",
-        ),
-        PPO_ENTRY,
-    ),
+    # and where the entry sets gae_lambda (InvertedDoublePendulum-v5's 0.8), which the suite then keeps
+    *both_lambdas("gpg_swap_pooled_long_folds8", f"{POOLED_LONG},'n_folds':8"),
     # the remembered rollouts' levels on a trend in their age (an option of the linear baseline), with the long
     # uncapped memory and the default's folds; where the entry sets gae_lambda, the entry's
-    Setting(
-        "gpg_swap_trend_long_auto",
-        "gpg",
-        (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", f"baseline_kwargs:{{{TREND_LONG}}}"),
-        PPO_ENTRY,
-    ),
-    Setting("gpg_swap_trend_long", "gpg", (*CONSTRUCTOR_ESTIMATOR, f"baseline_kwargs:{{{TREND_LONG}}}"), PPO_ENTRY),
+    *both_lambdas("gpg_swap_trend_long", TREND_LONG),
     # the same with 8 folds: the pooled screen's candidate with the level alone changed
-    Setting(
-        "gpg_swap_trend_long_folds8_auto",
-        "gpg",
-        (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", f"baseline_kwargs:{{{TREND_LONG},'n_folds':8}}"),
-        PPO_ENTRY,
-    ),
-    Setting(
-        "gpg_swap_trend_long_folds8",
-        "gpg",
-        (*CONSTRUCTOR_ESTIMATOR, f"baseline_kwargs:{{{TREND_LONG},'n_folds':8}}"),
-        PPO_ENTRY,
-    ),
+    *both_lambdas("gpg_swap_trend_long_folds8", f"{TREND_LONG},'n_folds':8"),
     # the default's memory with 8 folds: the part of the trend rule's candidate that neither the memory nor the level is
     Setting("gpg_swap_folds8", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'n_folds':8}"), PPO_ENTRY),
     # the trend rule's candidate with the linear baseline's optimism while a constant cost per step hides the goal (as
     # gpg_swap_optimism's, below)
-    Setting(
-        "gpg_swap_trend_long_folds8_optimism_auto",
-        "gpg",
-        (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'", f"baseline_kwargs:{{{TREND_LONG},'n_folds':8,'optimism':True}}"),
-        PPO_ENTRY,
-    ),
-    Setting(
-        "gpg_swap_trend_long_folds8_optimism",
-        "gpg",
-        (*CONSTRUCTOR_ESTIMATOR, f"baseline_kwargs:{{{TREND_LONG},'n_folds':8,'optimism':True}}"),
-        PPO_ENTRY,
-    ),
+    *both_lambdas("gpg_swap_trend_long_folds8_optimism", f"{TREND_LONG},'n_folds':8,'optimism':True"),
     # the constructor's gae_lambda with the linear baseline fitted on the returns whatever lambda a rollout takes
     # (Ant-v5: does the lambda-returns' fit or the policy explain less of the returns?)
     Setting(
