@@ -316,10 +316,8 @@ class ReferenceGPG:
             # nothing to fit on yet: the bins' baselines; the linear baseline remembers the rollout all the same
             if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0 and samples:
                 values = [sample.y for sample in samples]
-                rollout = {"samples": samples, "low": min(values), "high": max(values), "seen": self.seen}
-                self.memory = [*self.memory, rollout][-self.baseline_kwargs["memory"] :]
+                self.remember({"samples": samples, "low": min(values), "high": max(values), "seen": self.seen}, times)
                 self.last_fit = None
-                self.note_longest_time(times)
             return None
         if self.baseline == "knn":
             samples, queries = self.standardised(samples, queries)
@@ -348,8 +346,7 @@ class ReferenceGPG:
             values = list(completed.values())
             rollout = {"samples": samples, "low": min(values, default=math.inf), "high": max(values, default=-math.inf),
                        "seen": self.seen}  # fmt: skip
-            self.memory = [*self.memory, rollout][-self.baseline_kwargs["memory"] :]
-            self.note_longest_time(times)
+            self.remember(rollout, times)
             longest = max(len(fit["coefficients"]) for fit in fits)
             self.last_fit = {
                 "coefficients": [
@@ -395,12 +392,14 @@ class ReferenceGPG:
                 return False
         return True
 
-    def note_longest_time(self, times):
-        """Keep the rollout's longest episode time, if longer than every one before, and whether it found the goal."""
+    def remember(self, rollout, times):
+        """Keep the rollout in the memory (the oldest forgotten past its length), and, however long the memory, its
+        longest episode time, if longer than every one before, and whether it found the goal."""
+        self.memory = [*self.memory, rollout][-self.baseline_kwargs["memory"] :]
         for row in times:
             for time in row:
                 self.longest_time = max(self.longest_time, int(time))
-        self.goal_was_seen = self.goal_was_seen or self.seen
+        self.goal_was_seen = self.goal_was_seen or rollout["seen"]
 
     def goal_seen(self, rewards, episode_starts, times, last_dones):
         """
