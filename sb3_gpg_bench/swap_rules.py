@@ -5,7 +5,7 @@ IQM of PPO-normalised final evaluations with 95% bootstrap intervals (PPO's seed
 """
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -127,7 +127,13 @@ def tasks() -> list[str]:
     return sorted({p.name.split("__")[0] for p in (SOUND / "runs").iterdir() if p.name.split("__")[1] == NEW})
 
 
-def candidate_rule(roots: Sequence[Path], reference: str, candidate: str, seeds: list[int]) -> None:
+def candidate_rule(
+    roots: Sequence[Path],
+    reference: str,
+    candidate: str,
+    seeds: list[int],
+    unchanged: Mapping[str, tuple[Path, str]] | None = None,
+) -> None:
     """
     Print a candidate default's 17-task rule against the current default rerun on the same code: per task PPO's mean
     (seeds 100-101, the scale), both settings' means ± std, the difference, the larger std and the verdict; once every
@@ -139,6 +145,8 @@ def candidate_rule(roots: Sequence[Path], reference: str, candidate: str, seeds:
     :param reference: the current default's setting (``AUTO_LAMBDA`` on ``AUTO_LAMBDA_TASKS``)
     :param candidate: the candidate's setting (its ``_auto`` variant on ``AUTO_LAMBDA_TASKS``)
     :param seeds: the seeds every task's runs are compared on
+    :param unchanged: the tasks on which the candidate trains as the reference does, each with the folder and setting
+        of the runs that stand for both
     """
     random = json.loads((PREVIOUS / "random_scores.json").read_text())
     rows = ["| task | PPO (seeds 100-101) | default, rerun | candidate | difference | spread | verdict |", "|---" * 7 + "|"]
@@ -147,7 +155,11 @@ def candidate_rule(roots: Sequence[Path], reference: str, candidate: str, seeds:
     missing: dict[str, list[int]] = {}
     for task in tasks():
         names = (AUTO_LAMBDA, f"{candidate}_auto") if task in AUTO_LAMBDA_TASKS else (reference, candidate)
-        folders = {(name, seed): found(roots, task, name, seed) for name in names for seed in seeds}
+        task_roots = roots
+        if unchanged and task in unchanged:
+            root, setting = unchanged[task]
+            task_roots, names = [root], (setting, setting)
+        folders = {(name, seed): found(task_roots, task, name, seed) for name in names for seed in seeds}
         absent = sorted({seed for (_, seed), folder in folders.items() if folder is None})
         if absent:
             missing[task] = absent
