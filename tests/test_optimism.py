@@ -59,8 +59,12 @@ def test_optimism_matches_the_reference(truncated_returns, memory):
     for number, rollout in enumerate(rollouts):
         result, expected = estimator(*rollout), reference.advantages(*rollout)
         assert_estimate_matches(result, expected, tolerance=1e-4)
-        raised = not np.allclose(result.baselines, plain(*rollout).baselines)
+        without = plain(*rollout)
+        raised = not np.allclose(result.baselines, without.baselines)
         assert raised == (number not in not_raised)
+        # the update's log says so
+        assert result.stats["optimism_raised"] == float(raised)
+        assert "optimism_raised" not in without.stats
 
 
 # the row of the last rollout from which env 0 leaves for states no sample has been near
@@ -169,6 +173,7 @@ def test_a_goal_is_seen_where_no_episode_of_the_rollout_ran_longer():
         result = on(*rollout)
         assert_estimate_matches(result, reference.advantages(*rollout), tolerance=1e-4)
         raised.append(not np.allclose(result.baselines, off(*rollout).baselines))
+        assert result.stats["optimism_raised"] == float(raised[-1])
     # raised before the goal (the first rollout has no fit: one trajectory, no memory), not in the rollout that finds
     # it, nor after it, when the memory (2 rollouts) no longer holds that rollout
     assert raised == [False, True, True, False, False, False, False, False]

@@ -162,6 +162,7 @@ def estimate(
     # Samples in the group: all, or under "mask" those whose returns the rollout's end did not cut
     in_group = ~env_major(cut) if options.truncated_returns == "mask" else np.ones(cut.size, dtype=bool)
     fitted = None
+    optimistic = False
     if options.baseline != "bins":
         seen = goal_seen(
             rewards, episode_starts, episode_times, last_dones, memory.longest_episode if memory is not None else 0
@@ -237,6 +238,7 @@ def estimate(
         **bootstrap_stats,
         "baseline_explained_variance": held_out_variance,
         "fitted_baseline_fallback": float(options.baseline != "bins" and not fits),
+        **_optimism_stats(options, optimistic and fits and fitted is not None and fitted.memory_entry is not None),
         "advantage_time": time.perf_counter() - start,
     }
     in_loss = None if in_group.all() else in_group
@@ -245,6 +247,12 @@ def estimate(
     if fitted is not None and remembers and in_group.any():
         memory_entry, last_fit = fitted.memory_entry, fitted.last_fit
     return Estimate(step_returns, step_baselines, advantages, in_loss, explained, stats, memory_entry, last_fit)
+
+
+def _optimism_stats(options: GroupOptions, raised: bool) -> dict[str, float]:
+    """:return: under the linear baseline's ``optimism``, whether it raised this rollout's baselines (none without it)"""
+    on = options.baseline == "linear" and (options.baseline_kwargs or {})["optimism"]
+    return {"optimism_raised": float(raised)} if on else {}
 
 
 def _rollout_end_weight(advantages: np.ndarray, in_group: np.ndarray, discount: float) -> dict[str, float]:
