@@ -41,7 +41,7 @@ COARSER = {
 DEFAULT_KWARGS = {
     "bins": {},
     "linear": {"n_folds": 2, "ridge": 1e-3, "memory": 8, "recency": 0.8, "memory_weight": 1.0, "level": "own",
-               "fourier": 256, "fourier_scale": None, "fourier_seed": None, "choose_size": True, "optimism": False,
+               "fourier": 256, "fourier_scale": None, "fourier_seed": None, "choose_size": True, "optimism": True,
                "target": "auto"},
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }  # fmt: skip

@@ -210,7 +210,7 @@ def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
         "fourier_scale": None,
         "fourier_seed": seed,
         "choose_size": True,
-        "optimism": False,
+        "optimism": True,
         "target": "lambda_returns",  # "auto" at gae_lambda 0.9
     }
     assert loaded.rollout_buffer.gae_lambda == 0.9

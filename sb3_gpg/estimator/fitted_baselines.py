@@ -42,7 +42,7 @@ BASELINE_KWARGS: dict[str, dict[str, Any]] = {
         "fourier_scale": None,
         "fourier_seed": None,
         "choose_size": True,
-        "optimism": False,
+        "optimism": True,
         "target": "auto",
     },
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
