@@ -26,6 +26,12 @@ NEVER_THERE = {"MountainCar-v0": -200.0, "Acrobot-v1": -500.0}
 AUTO_LAMBDA_TASKS = ("Ant-v5", "Pusher-v5")
 AUTO_LAMBDA = "gpg_swap_lambda_auto"
 AUTO_LAMBDA_RUNS = ((SWAP / "diagnosis", (100, 101, 104)), (SWAP / "lambda_auto", (110, 111)))
+# The tasks where the linear baseline's optimism acts (on by default since its rule, ../optimism_default; elsewhere the
+# default trains as before): its runs on the tuning seeds (the rule's, then the fixed option's check) and the finals
+OPTIMISM_TASKS = ("Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0")
+OPTIMISM = "gpg_swap_optimism"
+OPTIMISM_TUNING = (SWAP / "optimism_default", SWAP / "diagnosis" / "optimism_fixed")
+OPTIMISM_FRESH = SWAP / "optimism_default" / "fresh_seeds"
 
 
 def final(folder: Path, metric: int) -> float:

@@ -2,8 +2,10 @@
 The one-word swap under the constructor's current default, on seeds nothing was chosen on (README.md): per task the
 newest finals of the setting that trains as the current default does there, and PPO's runs of the same seeds. Ant-v5
 and Pusher-v5, whose PPO entries leave ``gae_lambda`` unset, take ``gae_lambda="auto"`` from the constructor: their
-finals on seeds 110 and 111 (``../lambda_auto``). Every other task's entry names its lambda, so the default trains
-there as ``gpg_swap_lambda_default`` did on seeds 108 and 109 (``../fresh_seeds``).
+finals on seeds 110 and 111 (``../lambda_auto``). On Acrobot-v1, MountainCar-v0 and MountainCarContinuous-v0 the
+linear baseline's optimism acts: its finals on seeds 108 and 109 (``../optimism_default/fresh_seeds``; PPO's from
+``../fresh_seeds``). Every other task's entry names its lambda, so the default trains there as
+``gpg_swap_lambda_default`` did on seeds 108 and 109 (``../fresh_seeds``).
 
 Writes ``table.md`` (per task: the seeds and folder, PPO's and GPG's final evaluation and the mean of the last five,
 mean ± std over seeds, GPG's mean as a fraction of PPO's over random play's, the verdict: behind or ahead by more than
@@ -24,10 +26,16 @@ from sb3_gpg_bench.suites import SUITES, Setting, Suite
 
 HERE = Path(__file__).parent
 GPG = "gpg_swap_current"
-# where the current default's finals of a task are: the folder, the setting that ran it there, the seeds
-AUTO_SOURCE = (swap_rules.AUTO_LAMBDA_RUNS[-1][0], swap_rules.AUTO_LAMBDA, list(swap_rules.AUTO_LAMBDA_RUNS[-1][1]))
-NAMED_SOURCE = (swap_rules.SWAP / "fresh_seeds", "gpg_swap_lambda_default", [108, 109])
-SOURCES = dict.fromkeys(swap_rules.AUTO_LAMBDA_TASKS, AUTO_SOURCE)
+# where the current default's finals of a task are: the folder, the setting that ran it there, the seeds, and the
+# folder of PPO's runs of the same seeds
+FRESH = swap_rules.SWAP / "fresh_seeds"
+AUTO_SOURCE = (swap_rules.AUTO_LAMBDA_RUNS[-1][0], swap_rules.AUTO_LAMBDA, [110, 111], swap_rules.AUTO_LAMBDA_RUNS[-1][0])
+NAMED_SOURCE = (FRESH, "gpg_swap_lambda_default", [108, 109], FRESH)
+OPTIMISM_SOURCE = (swap_rules.OPTIMISM_FRESH, swap_rules.OPTIMISM, [108, 109], FRESH)
+SOURCES = {
+    **dict.fromkeys(swap_rules.AUTO_LAMBDA_TASKS, AUTO_SOURCE),
+    **dict.fromkeys(swap_rules.OPTIMISM_TASKS, OPTIMISM_SOURCE),
+}
 
 
 def current_runs(tasks: list[str]) -> dict[tuple[str, str], dict[int, Path]]:
@@ -35,10 +43,10 @@ def current_runs(tasks: list[str]) -> dict[tuple[str, str], dict[int, Path]]:
     swap = SUITES["swap"]
     found: dict[tuple[str, str], dict[int, Path]] = {}
     for task in tasks:
-        folder, setting, seeds = SOURCES.get(task, NAMED_SOURCE)
-        runs = finished_runs(swap, folder, [task], ["ppo", setting], seeds)
-        for (_, name), by_seed in runs.items():
-            found[(task, "ppo" if name == "ppo" else GPG)] = by_seed
+        folder, setting, seeds, ppo_folder = SOURCES.get(task, NAMED_SOURCE)
+        for name, root in ((GPG, folder), ("ppo", ppo_folder)):
+            for by_seed in finished_runs(swap, root, [task], ["ppo" if name == "ppo" else setting], seeds).values():
+                found[(task, name)] = by_seed
     return found
 
 
@@ -59,9 +67,9 @@ def main() -> None:
         floor = floors[task]["mean"]
         fraction = swap_rules.of_ppo(gpg.mean(), ppo.mean(), floor)
         verdict = swap_rules.judge(task, gpg.mean() - ppo.mean(), max(ppo.std(), gpg.std()), verdicts)
-        folder, _, seeds = SOURCES.get(task, NAMED_SOURCE)
+        folder, _, seeds, _ = SOURCES.get(task, NAMED_SOURCE)
         cells = [
-            f"{', '.join(map(str, seeds))} ({folder.name})",
+            f"{', '.join(map(str, seeds))} ({folder.relative_to(swap_rules.SWAP)})",
             f"{ppo.mean():.1f} ± {ppo.std():.1f}",
             f"{gpg.mean():.1f} ± {gpg.std():.1f}",
             f"{last_ppo:.1f}, {last_gpg:.1f}",

@@ -1,7 +1,8 @@
 """
 How much of a fresh-seed gap is the task's own variance: every committed run of a task with the adopted default's
 settings (its six tuning seeds, ``../lambda_target``'s or, where the entry's lambda is 1, ``../sound_default``'s, and
-the fresh seeds 108-109; where the entry leaves lambda unset, ``gae_lambda="auto"``'s tuning seeds and finals) and with
+the fresh seeds 108-109; where the entry leaves lambda unset, ``gae_lambda="auto"``'s tuning seeds and finals; where
+the linear baseline's optimism acts, its rule's tuning seeds and finals, ``../optimism_default``) and with
 rl_zoo3's PPO entry (one committed run per seed with the fresh-seed PPO runs' entry, budget, evaluation steps, episodes
 and evaluation seed, the swap suite's own where a seed ran in several suites), read from the committed logs; nothing is
 trained. Per run: the final evaluation, the mean of the last five, the mean of the second half's evaluations, the share
@@ -45,6 +46,12 @@ def gpg_runs(task: str) -> list[Path]:
             for root, seeds in swap_rules.AUTO_LAMBDA_RUNS
             for seed in seeds
         ]
+    if task in swap_rules.OPTIMISM_TASKS:  # the linear baseline's optimism acts there
+        found = [
+            swap_rules.found(swap_rules.OPTIMISM_TUNING, task, swap_rules.OPTIMISM, seed) for seed in swap_rules.SIX_SEEDS
+        ]
+        fresh = [swap_rules.run(swap_rules.OPTIMISM_FRESH, task, swap_rules.OPTIMISM, seed) for seed in FRESH_SEEDS]
+        return [run for run in found if run is not None] + fresh
     runs = [swap_rules.run(FRESH, task, SETTINGS[1], seed) for seed in FRESH_SEEDS]
     for root, setting in GPG_TUNING:
         tuning = [swap_rules.run(root, task, setting, seed) for seed in swap_rules.SIX_SEEDS]

@@ -15,7 +15,6 @@ HERE = Path(__file__).parent
 SWAP = HERE.parent
 ROOTS = [HERE, SWAP / "diagnosis" / "optimism_fixed", SWAP / "trend_rule"]
 LAMBDA_TARGET = (SWAP / "lambda_target", "gpg_swap_lambda")
-ACTS_ON = ("Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0")
 NEWEST = {
     **{task: (SWAP / "trend_rule", "gpg_swap_lambda_default") for task in ("Pendulum-v1", "CartPole-v1")},
     **{task: (SWAP / "sound_default", swap_rules.NEW) for task in ("Ant-v5", "Pusher-v5", "Reacher-v5")},
@@ -23,5 +22,5 @@ NEWEST = {
 
 if __name__ == "__main__":
     seeds = [int(seed) for seed in sys.argv[1:]] or list(swap_rules.SIX_SEEDS)
-    unchanged = {task: NEWEST.get(task, LAMBDA_TARGET) for task in swap_rules.tasks() if task not in ACTS_ON}
+    unchanged = {task: NEWEST.get(task, LAMBDA_TARGET) for task in swap_rules.tasks() if task not in swap_rules.OPTIMISM_TASKS}
     swap_rules.candidate_rule(ROOTS, "gpg_swap_lambda_default", "gpg_swap_optimism", seeds, unchanged)
