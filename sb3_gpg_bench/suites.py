@@ -385,7 +385,7 @@ BEFORE_DEFAULTS_CHANGED = {**PAPER_ESTIMATOR, "gae_lambda": 1.0}
 # The constructor's estimator named as the suite must name it: a PPO entry names none, and the suite gives such an
 # entry the paper's estimator otherwise (and lambda 1: gpg_swap_lambda_auto names the constructor's lambda). It is the
 # estimator of the code a run ran on: runs made before the linear baseline's target defaulted to its own lambda-returns
-# where gae_lambda is below 1 fitted the returns there
+# where gae_lambda is below 1 fitted the returns there, and before its optimism defaulted to on ran without it
 CONSTRUCTOR_ESTIMATOR = ("baseline:'auto'", "truncated_returns:None")
 # 32 rollouts remembered, each weighing recency ** k without the cap at the current rollout's weight
 UNCAPPED_MEMORY = "baseline_kwargs:{'memory':32,'recency':0.9,'memory_weight':None}"
@@ -576,7 +576,7 @@ SWAP = [
     ),
     # the constructor's estimator with the linear baseline's optimism while a constant cost per step hides the goal
     # (MountainCar-v0, Acrobot-v1, and MountainCarContinuous-v0's rollouts whose one env's action cost moves by at most
-    # 1% a step)
+    # 1% a step), named so that its runs mean the same on code from before the optimism became the default
     Setting("gpg_swap_optimism", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'optimism':True}"), PPO_ENTRY),
     # with the memory: a rollout of long episodes holds too few trajectories to fit the baseline on alone
     Setting(

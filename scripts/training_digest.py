@@ -37,8 +37,10 @@ from threadpoolctl import threadpool_limits
 import sb3_gpg
 from sb3_gpg import GPG, MaskableGPG, MaskableRecurrentGPG, RecurrentGPG
 
-# The estimator's statistics that are not a function of the rollout
-UNTIMED = ("advantage_time",)
+# The estimator's statistics left out of the diagnostics' digest: its time, which is not a function of the rollout, and
+# whether the optimism raised the baselines, which the advantages' digest already carries (so that a machine's digests
+# made before the flag was logged still hold)
+UNDIGESTED = ("advantage_time", "optimism_raised")
 
 
 def cartpole(n_envs: int) -> Any:
@@ -107,7 +109,7 @@ def digest(model: GPG) -> str:
         sha.update(parameter.detach().cpu().numpy().tobytes())
     buffer = model.rollout_buffer
     sha.update(np.asarray(buffer.advantages).tobytes())
-    stats = [repr(float(value)) for key, value in buffer.group_stats.items() if key not in UNTIMED]
+    stats = [repr(float(value)) for key, value in buffer.group_stats.items() if key not in UNDIGESTED]
     stats.append(repr(float(buffer.explained_variance)))
     stats_sha = hashlib.sha256(" ".join(sorted(stats)).encode())
     return f"{sha.hexdigest()[:16]} {stats_sha.hexdigest()[:16]}"

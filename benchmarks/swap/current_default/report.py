@@ -29,7 +29,8 @@ GPG = "gpg_swap_current"
 # where the current default's finals of a task are: the folder, the setting that ran it there, the seeds, and the
 # folder of PPO's runs of the same seeds
 FRESH = swap_rules.SWAP / "fresh_seeds"
-AUTO_SOURCE = (swap_rules.AUTO_LAMBDA_RUNS[-1][0], swap_rules.AUTO_LAMBDA, [110, 111], swap_rules.AUTO_LAMBDA_RUNS[-1][0])
+AUTO_FOLDER, AUTO_SEEDS = swap_rules.AUTO_LAMBDA_RUNS[-1]
+AUTO_SOURCE = (AUTO_FOLDER, swap_rules.AUTO_LAMBDA, list(AUTO_SEEDS), AUTO_FOLDER)
 NAMED_SOURCE = (FRESH, "gpg_swap_lambda_default", [108, 109], FRESH)
 OPTIMISM_SOURCE = (swap_rules.OPTIMISM_FRESH, swap_rules.OPTIMISM, [108, 109], FRESH)
 SOURCES = {
