@@ -37,11 +37,11 @@ def rollouts(noise, n_rollouts=4, n_steps=64, n_envs=4, seed=0):
         yield rng.normal(size=(n_steps, n_envs, 3)).astype(np.float32), rewards, starts
 
 
-def lambdas_used(buffer, noise):
-    """:return: GAE's lambda of each of the rollouts (``rollouts(noise)``) computed in ``buffer``, checked to be the
-    same when a rollout is computed again (which reads the explained variance as it was before the first time)"""
+def lambdas_used(buffer, given):
+    """:return: GAE's lambda of each of the ``given`` rollouts computed in ``buffer``, checked to be the same when a
+    rollout is computed again (which reads the explained variance as it was before the first time)"""
     used = []
-    for observations, rewards, starts in rollouts(noise):
+    for observations, rewards, starts in given:
         buffer.reset()
         for step in range(64):
             buffer.add(observations[step], np.zeros((4, 1)), rewards[step], starts[step], th.zeros(4), th.zeros(4))
@@ -56,11 +56,30 @@ def lambdas_used(buffer, noise):
 def test_the_buffer_takes_ppos_lambda_where_the_baselines_explain_little_of_the_returns(noise, expected):
     buffer = GroupRolloutBuffer(64, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=0.99, n_envs=4, gae_lambda="auto",
                                 baseline="auto", truncated_returns="bootstrap")  # fmt: skip
-    used = lambdas_used(buffer, noise)
+    used = lambdas_used(buffer, rollouts(noise))
     assert used[0] == 1.0 and used[1:] == [expected] * 3
-    assert buffer.group_stats["gae_lambda"] == expected
-    buffer.reset_estimator_state()
-    assert len(buffer._explained) == 0
+
+
+@pytest.mark.parametrize("optimism", [True, False])
+def test_auto_takes_ppos_lambda_while_the_optimism_waits_for_a_goal(optimism):
+    # -1 a step and 8-step episodes everywhere: the returns are the time left, which the baselines explain, so the
+    # rule alone keeps 1, under which the optimism cannot act. In the third rollout env 0's episode ends early: a goal
+    costly = [(observations, -rewards, starts) for observations, rewards, starts in rollouts(0.0)]
+    costly[2][2][4, 0] = 1.0
+    buffer = GroupRolloutBuffer(64, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=0.99, n_envs=4, gae_lambda="auto",
+                                baseline="auto", truncated_returns="bootstrap",
+                                baseline_kwargs={"optimism": optimism})  # fmt: skip
+    lambdas, raised, explained = [], [], []
+    for rollout in costly:
+        lambdas += lambdas_used(buffer, [rollout])
+        raised.append(buffer.group_stats.get("optimism_raised"))
+        explained.append(buffer.group_stats["baseline_explained_variance"])
+    if not optimism:
+        assert lambdas == [1.0] * 4 and raised == [None] * 4
+        return
+    # PPO's lambda and raised baselines until the goal; then the rule, on what the rollouts' baselines explained
+    assert lambdas[:2] == [PPO_LAMBDA] * 2 and raised == [1.0, 1.0, 0.0, 0.0]
+    assert lambdas[2:] == [chosen_lambda(explained[:2]), chosen_lambda(explained[:3])]
 
 
 def test_under_the_bins_auto_keeps_monte_carlo_advantages():
@@ -68,7 +87,7 @@ def test_under_the_bins_auto_keeps_monte_carlo_advantages():
     # noisy as those on which the linear baseline takes PPO's lambda (above)
     buffer = GroupRolloutBuffer(64, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=0.99, n_envs=4, gae_lambda="auto",
                                 baseline="bins")  # fmt: skip
-    assert lambdas_used(buffer, 3.0) == [1.0] * 4 and not buffer.auto_lambda
+    assert lambdas_used(buffer, rollouts(3.0)) == [1.0] * 4 and not buffer.auto_lambda
 
 
 def test_gpgs_default_is_auto_and_the_variants_keep_monte_carlo_advantages():

@@ -11,9 +11,10 @@ below ``EXPLAINED_THRESHOLD``, and 1 otherwise, the first rollout included. Unde
 lambda-returns over themselves, which explain less of the returns read here than a fit of the returns does: a run that
 takes PPO's lambda tends to keep it, so the first rollouts' fit decides most runs. The rollouts read are the group buffer's
 since its estimator state was last reset: a model loaded from a file starts over with lambda 1, as the linear
-baseline's memory starts over. Under the linear baseline's ``optimism`` the baselines read are the optimistic ones: once
-lambda falls below 1 the bonus lowers their explained variance, which holds lambda at PPO's until a goal is seen and the
-bonus ends.
+baseline's memory starts over. The linear baseline's ``optimism`` acts below lambda 1 only, and before any goal the fit
+explains a constant cost's returns almost wholly: the buffer takes PPO's lambda for a rollout where the optimism waits
+for a goal (``optimism.goal_hidden``), whatever the rule reads. The baselines read then are the optimistic ones, whose
+bonus lowers their explained variance, which may hold lambda at PPO's a while after the goal is seen and the bonus ends.
 
 Pure array code; nothing here knows of Stable-Baselines3.
 """

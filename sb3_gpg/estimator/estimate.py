@@ -20,7 +20,7 @@ from sb3_gpg.estimator.cross_fitting import FittedEstimate, Samples, fitted_esti
 from sb3_gpg.estimator.fitted_baselines import knn_features, linear_features, trajectory_order
 from sb3_gpg.estimator.group_baseline import advantage_stats, group_baselines, group_bootstrap
 from sb3_gpg.estimator.lambda_targets import lambda_terms, selected
-from sb3_gpg.estimator.optimism import goal_seen, novelty, one_cost
+from sb3_gpg.estimator.optimism import goal_hidden, goal_seen, novelty
 from sb3_gpg.estimator.options import AUTO, GroupOptions
 from sb3_gpg.estimator.returns import (
     completed_returns,
@@ -164,16 +164,13 @@ def estimate(
     fitted = None
     optimistic = False
     if options.baseline != "bins":
-        seen = goal_seen(
-            rewards, episode_starts, episode_times, last_dones, memory.longest_episode if memory is not None else 0
-        )
+        longest, seen_before = (memory.longest_episode, memory.goal_seen) if memory is not None else (0, False)
+        seen = goal_seen(rewards, episode_starts, episode_times, last_dones, longest)
         optimistic = (
             options.baseline == "linear"
             and (options.baseline_kwargs or {})["optimism"]
             and gae_lambda < 1.0
-            and one_cost(rewards)
-            and not seen
-            and not (memory is not None and memory.goal_seen)
+            and goal_hidden(rewards, episode_starts, episode_times, last_dones, longest, seen_before)
         )
         fitted = _fitted(
             rollout, discounted, cut, ids, in_group, last_obs, gamma, gae_lambda, bootstrap, memory, seen, optimistic

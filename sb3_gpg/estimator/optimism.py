@@ -54,6 +54,27 @@ def goal_seen(
     return early or _envs_differ(rewards)
 
 
+def goal_hidden(
+    rewards: np.ndarray,
+    episode_starts: np.ndarray,
+    episode_times: np.ndarray,
+    last_dones: np.ndarray,
+    longest_before: int,
+    seen_before: bool,
+) -> bool:
+    """
+    :param longest_before: the longest episode time that earlier rollouts showed
+    :param seen_before: whether an earlier rollout found a goal
+    :return: whether the optimism's case holds: every step cost the same (``one_cost``) and no goal was seen, in the
+        rollout (``goal_seen``) or before
+    """
+    return (
+        not seen_before
+        and one_cost(rewards)
+        and not goal_seen(rewards, episode_starts, episode_times, last_dones, longest_before)
+    )
+
+
 def _envs_differ(rewards: np.ndarray) -> bool:
     """:return: whether some step's rewards differ between envs by more than rounding"""
     per_step = rewards[:, :1]
