@@ -370,9 +370,13 @@ def test_equal_returns_rollout_after_rollout_warn_once_at_any_point():
     (message,) = no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING + 5, match=FLAT, baseline="bins")
     assert f"no signal for {FLAT_ROLLOUTS_WARNING} rollouts in a row" in message and "n_envs" in message
     assert no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING - 1, match=FLAT, baseline="bins") == []
-    # Under the default baseline (the linear one, here) the advantages are its fit's noise, and it warns alike
-    (message,) = no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING + 5, match=FLAT)
+    # Under the linear baseline without its optimism the advantages are its fit's noise, and it warns alike
+    no_optimism = dict(baseline_kwargs={"optimism": False})
+    (message,) = no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING + 5, match=FLAT, **no_optimism)
     assert "the fitted baseline's noise" in message
+    # with it (the default, under which "auto" takes PPO's lambda), the raised baselines point the advantages where the
+    # fit has seen least: not flat
+    assert no_signal_warnings("MountainCar-v0", 2, 200, FLAT_ROLLOUTS_WARNING + 5, match=FLAT) == []
     assert no_signal_warnings("CartPole-v1", 2, 64, FLAT_ROLLOUTS_WARNING + 2, match=FLAT) == []
     # Where returns differ (CartPole's episodes end at different times), it stays silent
     assert no_signal_warnings("CartPole-v1", 2, 64, FLAT_ROLLOUTS_WARNING + 2, match=FLAT, baseline="bins") == []
