@@ -16,7 +16,7 @@ from sb3_gpg.estimator import GROUP_OPTION_NAMES, GroupOptions, estimate
 from sb3_gpg.estimator.auto_lambda import AUTO_LAMBDA, PPO_LAMBDA, WINDOW, chosen_lambda
 from sb3_gpg.estimator.baseline_memory import BaselineMemory, Equations, Fit
 from sb3_gpg.estimator.fitted_baselines import FITTED_BASELINES
-from sb3_gpg.estimator.optimism import goal_hidden
+from sb3_gpg.estimator.optimism import goal_hidden, goal_seen
 from sb3_gpg.estimator.returns import episode_times
 
 
@@ -181,9 +181,10 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             # The optimism acts below lambda 1 only, and a constant cost's returns, which the fit explains before any
             # goal, would keep "auto" at 1: PPO's lambda while it waits for a goal
             optimism = self.group_options.baseline == "linear" and (self.group_options.baseline_kwargs or {})["optimism"]
-            rollout = (self.rewards, self.episode_starts, self.episode_times, dones)
-            if optimism and goal_hidden(*rollout, memory.longest_episode, memory.goal_seen):
-                self.gae_lambda = PPO_LAMBDA
+            if optimism:
+                seen = goal_seen(self.rewards, self.episode_starts, self.episode_times, dones, memory.longest_episode)
+                if goal_hidden(self.rewards, seen, memory.goal_seen):
+                    self.gae_lambda = PPO_LAMBDA
         bootstraps = self.group_options.truncated_returns == "bootstrap" and last_obs is not None
         result = estimate(
             self.observations,

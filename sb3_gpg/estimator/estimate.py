@@ -170,7 +170,7 @@ def estimate(
             options.baseline == "linear"
             and (options.baseline_kwargs or {})["optimism"]
             and gae_lambda < 1.0
-            and goal_hidden(rewards, episode_starts, episode_times, last_dones, longest, seen_before)
+            and goal_hidden(rewards, seen, seen_before)
         )
         fitted = _fitted(
             rollout, discounted, cut, ids, in_group, last_obs, gamma, gae_lambda, bootstrap, memory, seen, optimistic

@@ -54,25 +54,14 @@ def goal_seen(
     return early or _envs_differ(rewards)
 
 
-def goal_hidden(
-    rewards: np.ndarray,
-    episode_starts: np.ndarray,
-    episode_times: np.ndarray,
-    last_dones: np.ndarray,
-    longest_before: int,
-    seen_before: bool,
-) -> bool:
+def goal_hidden(rewards: np.ndarray, seen: bool, seen_before: bool) -> bool:
     """
-    :param longest_before: the longest episode time that earlier rollouts showed
-    :param seen_before: whether an earlier rollout found a goal
-    :return: whether the optimism's case holds: every step cost the same (``one_cost``) and no goal was seen, in the
-        rollout (``goal_seen``) or before
+    :param rewards: reward of every step, shape (n_steps, n_envs)
+    :param seen: whether the rollout found a goal (``goal_seen``)
+    :param seen_before: whether an earlier rollout found one
+    :return: whether the optimism's case holds: every step cost the same (``one_cost``) and no goal was seen
     """
-    return (
-        not seen_before
-        and one_cost(rewards)
-        and not goal_seen(rewards, episode_starts, episode_times, last_dones, longest_before)
-    )
+    return not (seen or seen_before) and one_cost(rewards)
 
 
 def _envs_differ(rewards: np.ndarray) -> bool:
