@@ -25,6 +25,9 @@ def test_the_rule_reads_the_median_of_the_last_rollouts_and_ignores_nan():
     assert chosen_lambda([0.1] * 5 + [0.95] * WINDOW) == 1.0
     assert chosen_lambda([0.95] * 5 + [0.1] * WINDOW) == PPO_LAMBDA
     assert chosen_lambda([0.1, np.nan, np.nan]) == PPO_LAMBDA
+    # while the linear baseline's optimism waits for a goal, PPO's lambda whatever the baselines explain
+    assert chosen_lambda([], goal_waits=True) == PPO_LAMBDA
+    assert chosen_lambda([0.99] * WINDOW, goal_waits=True) == PPO_LAMBDA
 
 
 def rollouts(noise, n_rollouts=4, n_steps=64, n_envs=4, seed=0):

@@ -13,7 +13,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 from sb3_gpg.common.observation_space import box_keys, options_for_space
 from sb3_gpg.common.swap_guards.foreign_loads import foreign_load_error
 from sb3_gpg.estimator import GROUP_OPTION_NAMES, GroupOptions, estimate
-from sb3_gpg.estimator.auto_lambda import AUTO_LAMBDA, PPO_LAMBDA, WINDOW, chosen_lambda
+from sb3_gpg.estimator.auto_lambda import AUTO_LAMBDA, WINDOW, chosen_lambda
 from sb3_gpg.estimator.baseline_memory import BaselineMemory, Equations, Fit
 from sb3_gpg.estimator.fitted_baselines import FITTED_BASELINES
 from sb3_gpg.estimator.optimism import goal_hidden, goal_seen
@@ -177,14 +177,12 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             self._explained.clear()
             self._explained.extend(self._memory_before[1])
         if self.auto_lambda:
-            self.gae_lambda = chosen_lambda(self._explained)
-            # The optimism acts below lambda 1 only, and a constant cost's returns, which the fit explains before any
-            # goal, would keep "auto" at 1: PPO's lambda while it waits for a goal
-            optimism = self.group_options.baseline == "linear" and (self.group_options.baseline_kwargs or {})["optimism"]
-            if optimism:
-                seen = goal_seen(self.rewards, self.episode_starts, self.episode_times, dones, memory.longest_episode)
-                if goal_hidden(self.rewards, seen, memory.goal_seen):
-                    self.gae_lambda = PPO_LAMBDA
+            waits = self.group_options.linear_optimism and goal_hidden(
+                self.rewards,
+                goal_seen(self.rewards, self.episode_starts, self.episode_times, dones, memory.longest_episode),
+                memory.goal_seen,
+            )
+            self.gae_lambda = chosen_lambda(self._explained, waits)
         bootstraps = self.group_options.truncated_returns == "bootstrap" and last_obs is not None
         result = estimate(
             self.observations,

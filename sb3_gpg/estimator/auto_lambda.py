@@ -12,8 +12,8 @@ lambda-returns over themselves, which explain less of the returns read here than
 takes PPO's lambda tends to keep it, so the first rollouts' fit decides most runs. The rollouts read are the group buffer's
 since its estimator state was last reset: a model loaded from a file starts over with lambda 1, as the linear
 baseline's memory starts over. The linear baseline's ``optimism`` acts below lambda 1 only, and before any goal the fit
-explains a constant cost's returns almost wholly: the buffer takes PPO's lambda for a rollout where the optimism waits
-for a goal (``optimism.goal_hidden``), whatever the rule reads. The baselines read then are the optimistic ones, whose
+explains a constant cost's returns almost wholly: a rollout where the optimism waits for a goal (``optimism.goal_hidden``)
+takes PPO's lambda, whatever the rule reads. The baselines read then are the optimistic ones, whose
 bonus lowers their explained variance, which may hold lambda at PPO's a while after the goal is seen and the bonus ends.
 
 Pure array code; nothing here knows of Stable-Baselines3.
@@ -32,13 +32,16 @@ EXPLAINED_THRESHOLD = 0.85
 WINDOW = 8
 
 
-def chosen_lambda(explained: Iterable[float]) -> float:
+def chosen_lambda(explained: Iterable[float], goal_waits: bool = False) -> float:
     """
     :param explained: the held-out explained variance of each of the last rollouts (NaN where the returns did not vary
         or no sample was in the group), oldest first
-    :return: GAE's lambda for the next rollout: ``PPO_LAMBDA`` where the median of the last ``WINDOW`` is below
-        ``EXPLAINED_THRESHOLD``, else 1 (where none is known too)
+    :param goal_waits: whether the linear baseline's optimism waits for a goal in the next rollout
+    :return: GAE's lambda for the next rollout: ``PPO_LAMBDA`` where the optimism waits for a goal or the median of the
+        last ``WINDOW`` is below ``EXPLAINED_THRESHOLD``, else 1 (where none is known too)
     """
+    if goal_waits:
+        return PPO_LAMBDA
     values = np.array(list(explained)[-WINDOW:], dtype=np.float64)
     values = values[~np.isnan(values)]
     return PPO_LAMBDA if len(values) and float(np.median(values)) < EXPLAINED_THRESHOLD else 1.0

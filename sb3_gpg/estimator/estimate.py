@@ -162,17 +162,12 @@ def estimate(
     # Samples in the group: all, or under "mask" those whose returns the rollout's end did not cut
     in_group = ~env_major(cut) if options.truncated_returns == "mask" else np.ones(cut.size, dtype=bool)
     fitted = None
-    optimistic = False
+    raised = False
     if options.baseline != "bins":
         longest, seen_before = (memory.longest_episode, memory.goal_seen) if memory is not None else (0, False)
         seen = goal_seen(rewards, episode_starts, episode_times, last_dones, longest)
-        optimistic = (
-            options.baseline == "linear"
-            and (options.baseline_kwargs or {})["optimism"]
-            and gae_lambda < 1.0
-            and goal_hidden(rewards, seen, seen_before)
-        )
-        fitted = _fitted(
+        optimistic = options.linear_optimism and gae_lambda < 1.0 and goal_hidden(rewards, seen, seen_before)
+        fitted, raised = _fitted(
             rollout, discounted, cut, ids, in_group, last_obs, gamma, gae_lambda, bootstrap, memory, seen, optimistic
         )
     fits = fitted is not None and fitted.baselines is not None
@@ -235,7 +230,7 @@ def estimate(
         **bootstrap_stats,
         "baseline_explained_variance": held_out_variance,
         "fitted_baseline_fallback": float(options.baseline != "bins" and not fits),
-        **_optimism_stats(options, optimistic and fits and fitted is not None and fitted.memory_entry is not None),
+        **({"optimism_raised": float(raised)} if options.linear_optimism else {}),
         "advantage_time": time.perf_counter() - start,
     }
     in_loss = None if in_group.all() else in_group
@@ -244,12 +239,6 @@ def estimate(
     if fitted is not None and remembers and in_group.any():
         memory_entry, last_fit = fitted.memory_entry, fitted.last_fit
     return Estimate(step_returns, step_baselines, advantages, in_loss, explained, stats, memory_entry, last_fit)
-
-
-def _optimism_stats(options: GroupOptions, raised: bool) -> dict[str, float]:
-    """:return: under the linear baseline's ``optimism``, whether it raised this rollout's baselines (none without it)"""
-    on = options.baseline == "linear" and (options.baseline_kwargs or {})["optimism"]
-    return {"optimism_raised": float(raised)} if on else {}
 
 
 def _rollout_end_weight(advantages: np.ndarray, in_group: np.ndarray, discount: float) -> dict[str, float]:
@@ -311,7 +300,7 @@ def _fitted(
     memory: BaselineMemory | None,
     seen: bool,
     optimistic: bool,
-) -> FittedEstimate | None:
+) -> tuple[FittedEstimate | None, bool]:
     """
     :param discounted: the returns within the rollout, shape (n_steps, n_envs)
     :param cut: which of them the rollout's end cut
@@ -322,7 +311,8 @@ def _fitted(
     :param optimistic: whether the baselines (and the values after the rollout) are raised by their novelty
         (``optimism``), in units of the returns' spread
     :return: the fitted baseline's cross-fitted estimate of the group's samples (``cross_fitting``); without
-        baselines (or None for knn) when the group holds a single trajectory and no memory (the bins' are used then)
+        baselines (or None for knn) when the group holds a single trajectory and no memory (the bins' are used then);
+        and whether the optimism raised its baselines
     """
     options = rollout.options
     baseline_kwargs = options.baseline_kwargs or {}
@@ -366,7 +356,7 @@ def _fitted(
         entry = fitted.memory_entry._replace(goal_seen=seen, longest_episode=int(rollout.episode_times.max()))
         fitted = fitted._replace(memory_entry=entry)
     if not (optimistic and fitted is not None and fitted.baselines is not None and fitted.memory_entry is not None):
-        return fitted
+        return fitted, False
     grams = [fitted.memory_entry.gram, *(rollout.gram for rollout in (memory.rollouts if memory is not None else []))]
     # the states after the rollout are scored where they complete cut returns (else their features are zeros)
     queries = cut_features if bootstrap and cut[-1].any() else cut_features[:0]
@@ -375,7 +365,7 @@ def _fitted(
     )
     values_at_cut = fitted.values_at_cut.copy()
     values_at_cut[: len(queries)] += np.where(fitted.found[: len(queries)], raised[len(features) :], 0.0)
-    return fitted._replace(baselines=fitted.baselines + raised[: len(features)], values_at_cut=values_at_cut)
+    return fitted._replace(baselines=fitted.baselines + raised[: len(features)], values_at_cut=values_at_cut), True
 
 
 def _bins_values_at_cut(

@@ -144,6 +144,11 @@ class GroupOptions:
             truncated_returns = "keep" if baseline == "bins" else "bootstrap"
         return replace(self, baseline=baseline, truncated_returns=truncated_returns)
 
+    @property
+    def linear_optimism(self) -> bool:
+        """Whether the baseline is the linear one with its ``optimism`` on (of options checked and resolved)"""
+        return self.baseline == "linear" and bool((self.baseline_kwargs or {})["optimism"])
+
     def as_kwargs(self) -> dict[str, Any]:
         """
         :return: the options as keyword arguments (of the algorithms and the group buffers)
