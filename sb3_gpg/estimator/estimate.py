@@ -360,12 +360,12 @@ def _fitted(
     grams = [fitted.memory_entry.gram, *(rollout.gram for rollout in (memory.rollouts if memory is not None else []))]
     # the states after the rollout are scored where they complete cut returns (else their features are zeros)
     queries = cut_features if bootstrap and cut[-1].any() else cut_features[:0]
-    raised = float(np.std(fitted.returns)) * np.sqrt(
+    bonus = float(np.std(fitted.returns)) * np.sqrt(
         novelty(np.concatenate([features, queries]), grams, baseline_kwargs["ridge"])
     )
     values_at_cut = fitted.values_at_cut.copy()
-    values_at_cut[: len(queries)] += np.where(fitted.found[: len(queries)], raised[len(features) :], 0.0)
-    return fitted._replace(baselines=fitted.baselines + raised[: len(features)], values_at_cut=values_at_cut), True
+    values_at_cut[: len(queries)] += np.where(fitted.found[: len(queries)], bonus[len(features) :], 0.0)
+    return fitted._replace(baselines=fitted.baselines + bonus[: len(features)], values_at_cut=values_at_cut), True
 
 
 def _bins_values_at_cut(
