@@ -1,0 +1,77 @@
+"""
+The screen of MountainCar-v0's slower path once the goal is found (README.md): per run the first evaluation above the
+floor, the final evaluation, the mean of the last five, and the medians per quarter of the training episodes' length,
+the update's approximate KL and the baselines' held-out explained variance; then each change's verdict against the
+reference under the README's rule. Prints markdown.
+
+    python benchmarks/swap/diagnosis/path/path.py > benchmarks/swap/diagnosis/path/screen.md
+"""
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from sb3_gpg_bench import swap_rules
+from sb3_gpg_bench.dynamics import quarter_medians, series
+from sb3_gpg_bench.timing import evaluations
+
+HERE = Path(__file__).parent
+TASK = "MountainCar-v0"
+REFERENCE = "gpg_swap_lambda_default"
+CHANGES = ("gpg_swap_folds8", "gpg_swap_memory_uncapped", "gpg_swap_pooled", "gpg_swap_no_time")
+SEEDS = (100, 101)
+# an evaluation above it reached the goal (every episode that does not ends at the time limit, -200)
+FLOOR = -200.0
+
+
+def quarters(values: list[float], digits: int) -> str:
+    return " / ".join(f"{value:.{digits}f}" for value in values)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--folder", type=Path, default=HERE, help="the folder whose runs/ hold the screen's runs")
+    args = parser.parse_args()
+    rows = [
+        "| setting | seed | first goal | final | last five | episode length | approximate KL | held-out EV |",
+        "|---" * 8 + "|",
+    ]
+    last_five: dict[str, list[float]] = {}
+    reached: dict[str, bool] = {}
+    for setting in (REFERENCE, *CHANGES):
+        for seed in SEEDS:
+            run = swap_rules.run(args.folder, TASK, setting, seed)
+            if not (run / "meta.json").is_file():
+                rows.append(f"| `{setting}` | {seed} | (not run) | | | | | |")
+                continue
+            steps, returns = evaluations(run)
+            above = np.flatnonzero(returns > FLOOR)
+            logged = series(run)
+            last_five.setdefault(setting, []).append(float(returns[-5:].mean()))
+            reached[setting] = reached.get(setting, True) and len(above) > 0
+            rows.append(
+                f"| `{setting}` | {seed} | {f'{steps[above[0]]:,}' if len(above) else 'never'} | {returns[-1]:.1f} | "
+                f"{returns[-5:].mean():.1f} | {quarters(quarter_medians([logged['rollout/ep_len_mean']]), 0)} | "
+                f"{quarters(quarter_medians([logged['train/approx_kl']]), 5)} | "
+                f"{quarters(quarter_medians([logged['explained']]), 3)} |"
+            )
+    lines = [f"{TASK}, tuning seeds {', '.join(map(str, SEEDS))}; medians per quarter of training.", "", *rows, ""]
+    reference = np.array(last_five.get(REFERENCE, []))
+    for setting in CHANGES:
+        change = np.array(last_five.get(setting, []))
+        if len(change) < len(SEEDS) or len(reference) < len(SEEDS):
+            lines.append(f"- `{setting}`: not every run made")
+            continue
+        ahead, spread = float(change.mean() - reference.mean()), float(max(change.std(), reference.std()))
+        explains = ahead > spread and reached[setting]
+        lines.append(
+            f"- `{setting}`: last five {change.mean():.1f} ± {change.std():.1f} against {reference.mean():.1f} ± "
+            f"{reference.std():.1f}, ahead by {ahead:.1f} (larger spread {spread:.1f}); "
+            f"{'explains the slower path' if explains else 'rejected as measured'}"
+        )
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
