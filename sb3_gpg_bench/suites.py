@@ -568,6 +568,9 @@ SWAP = [
     Setting("gpg_swap_folds8", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'n_folds':8}"), PPO_ENTRY),
     # the default's memory at one pooled level: the level's part of the pooled screen's candidate alone
     Setting("gpg_swap_pooled", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'level':'pooled'}"), PPO_ENTRY),
+    # every fold fitted on all the features, not on the size its held-out halves' returns choose (which may be the
+    # time's cubic alone where the time explains the returns)
+    Setting("gpg_swap_all_sizes", "gpg", (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'choose_size':False}"), PPO_ENTRY),
     # the trend rule's candidate with the linear baseline's optimism while a constant cost per step hides the goal (as
     # gpg_swap_optimism's, below)
     *both_lambdas("gpg_swap_trend_long_folds8_optimism", f"{TREND_LONG},'n_folds':8,'optimism':True"),

@@ -19,7 +19,7 @@ from sb3_gpg_bench.timing import evaluations
 HERE = Path(__file__).parent
 TASK = "MountainCar-v0"
 REFERENCE = "gpg_swap_lambda_default"
-CHANGES = ("gpg_swap_folds8", "gpg_swap_memory_uncapped", "gpg_swap_pooled", "gpg_swap_no_time")
+CHANGES = ("gpg_swap_folds8", "gpg_swap_memory_uncapped", "gpg_swap_pooled", "gpg_swap_no_time", "gpg_swap_all_sizes")
 SEEDS = (100, 101)
 # an evaluation above it reached the goal (every episode that does not ends at the time limit, -200)
 FLOOR = -200.0
