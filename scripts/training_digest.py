@@ -38,9 +38,9 @@ import sb3_gpg
 from sb3_gpg import GPG, MaskableGPG, MaskableRecurrentGPG, RecurrentGPG
 
 # The estimator's statistics left out of the diagnostics' digest: its time, which is not a function of the rollout, and
-# whether the optimism raised the baselines, which the advantages' digest already carries (so that a machine's digests
-# made before the flag was logged still hold)
-UNDIGESTED = ("advantage_time", "optimism_raised")
+# whether the optimism raised the baselines and the linear fit's size, which the advantages' digest already carries (so
+# that a machine's digests made before they were logged still hold)
+UNDIGESTED = ("advantage_time", "optimism_raised", "fit_size")
 
 
 def cartpole(n_envs: int) -> Any:

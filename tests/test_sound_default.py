@@ -16,6 +16,7 @@ from stable_baselines3.common.env_util import make_vec_env
 
 from sb3_gpg import GPG
 from sb3_gpg.common.buffers import GroupRolloutBuffer
+from sb3_gpg.estimator.baseline_memory import BASE_FEATURES
 from tests.reference import ReferenceGPG
 from tests.test_state_aware import GAMMA, N_ENVS, fill, make_buffer, rollouts
 
@@ -278,7 +279,7 @@ def test_a_fit_not_choosing_its_size_reads_the_observation_where_the_time_explai
     for env in range(n_envs):
         starts[(np.arange(n_steps) + 2 * env) % length == 0, env] = 1.0
     starts[0] = 1.0
-    baselines = []
+    baselines, sizes = [], []
     for obs_seed in (1, 2):
         observations = np.random.default_rng(obs_seed).normal(size=(n_steps + 1, n_envs, 3)).astype(np.float32)
         buffer = GroupRolloutBuffer(n_steps, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=1.0, gae_lambda=0.95,
@@ -289,11 +290,16 @@ def test_a_fit_not_choosing_its_size_reads_the_observation_where_the_time_explai
                        th.zeros(n_envs))  # fmt: skip
         buffer.compute_returns_and_advantage(th.zeros(n_envs), np.zeros(n_envs, dtype=bool), last_obs=observations[-1])
         baselines.append(buffer.values.copy())
+        sizes.append(buffer.group_stats["fit_size"])
     moved = np.abs(baselines[0] - baselines[1]) > 1e-6
+    # the diagnostic says how many features the folds' fits used: the time's cubic, the observation and its square
+    n_features = BASE_FEATURES + 2 * 3
     if choose_size:  # the choice of the time's features alone on some folds: their baselines read no observation
         assert moved.mean() < 0.9, f"{moved.mean():.0%} of the baselines read the observation"
+        assert all(BASE_FEATURES <= size < n_features for size in sizes), sizes
     else:
         assert moved.mean() > 0.9, f"{moved.mean():.0%} of the baselines read the observation"
+        assert sizes == [n_features] * 2
 
 
 def test_computing_a_rollouts_advantages_twice_gives_the_same_and_remembers_it_once():

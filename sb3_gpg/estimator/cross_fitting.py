@@ -63,6 +63,7 @@ class FittedEstimate(NamedTuple):
     :param memory_entry: the linear baseline's statistics of this rollout, for the memory (None for knn)
     :param last_fit: the mean of the folds' linear fits (within the widest of their ranges), where the next rollout's
         value iteration starts
+    :param fit_size: the mean over the folds of the features their linear fits used (``choose_size``); NaN without one
     """
 
     baselines: np.ndarray | None
@@ -71,6 +72,7 @@ class FittedEstimate(NamedTuple):
     found: np.ndarray
     memory_entry: Equations | None
     last_fit: Fit | None
+    fit_size: float = float("nan")
 
 
 def fitted_estimate(
@@ -142,6 +144,7 @@ def fitted_estimate(
         fits.append(fold_fit)
     memory_entry: Equations | None = None
     last_fit: Fit | None = None
+    fit_size = float("nan")
     if baseline == "linear":
         whole = _sum([block for pair in blocks for block in pair], samples)
         memory_entry = whole._replace(low=float(returns.min(initial=np.inf)), high=float(returns.max(initial=-np.inf)))
@@ -151,7 +154,8 @@ def fitted_estimate(
             for fit in usable:
                 mean[: len(fit.coefficients)] += fit.coefficients / len(usable)
             last_fit = Fit(mean, min(fit.low for fit in usable), max(fit.high for fit in usable))
-    return FittedEstimate(baselines, returns, values_at_cut, found, memory_entry, last_fit)
+            fit_size = float(np.mean([len(fit.coefficients) for fit in usable]))
+    return FittedEstimate(baselines, returns, values_at_cut, found, memory_entry, last_fit, fit_size)
 
 
 def _linear_fold(

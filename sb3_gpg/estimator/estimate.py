@@ -231,6 +231,7 @@ def estimate(
         "baseline_explained_variance": held_out_variance,
         "fitted_baseline_fallback": float(options.baseline != "bins" and not fits),
         **({"optimism_raised": float(raised)} if options.linear_optimism else {}),
+        **({"fit_size": fitted.fit_size} if options.baseline == "linear" and fitted is not None and fits else {}),
         "advantage_time": time.perf_counter() - start,
     }
     in_loss = None if in_group.all() else in_group
