@@ -25,9 +25,9 @@ def test_the_rule_reads_the_median_of_the_last_rollouts_and_ignores_nan():
     assert chosen_lambda([0.1] * 5 + [0.95] * WINDOW) == 1.0
     assert chosen_lambda([0.95] * 5 + [0.1] * WINDOW) == PPO_LAMBDA
     assert chosen_lambda([0.1, np.nan, np.nan]) == PPO_LAMBDA
-    # where every step costs the same, PPO's lambda whatever the baselines explain
-    assert chosen_lambda([], one_cost=True) == PPO_LAMBDA
-    assert chosen_lambda([0.99] * WINDOW, one_cost=True) == PPO_LAMBDA
+    # while the linear baseline's optimism waits for a goal, PPO's lambda whatever the baselines explain
+    assert chosen_lambda([], goal_waits=True) == PPO_LAMBDA
+    assert chosen_lambda([0.99] * WINDOW, goal_waits=True) == PPO_LAMBDA
 
 
 def rollouts(noise, n_rollouts=4, n_steps=64, n_envs=4, seed=0):
@@ -64,14 +64,11 @@ def test_the_buffer_takes_ppos_lambda_where_the_baselines_explain_little_of_the_
 
 
 @pytest.mark.parametrize("optimism", [True, False])
-def test_auto_takes_ppos_lambda_on_rollouts_of_one_cost_a_step(optimism):
-    # -1 a step and 8-step episodes everywhere: the returns are the time left, which the baselines explain (the rule
-    # alone would keep 1, under which the optimism cannot act and advantages read nothing of the states). In the
-    # second rollout env 0's episode ends early, a goal that ends the optimism but not the one cost; in the fourth
-    # env 0 gets 0 at one step, so that the rewards differ and the rule reads what the baselines explained
+def test_auto_takes_ppos_lambda_while_the_optimism_waits_for_a_goal(optimism):
+    # -1 a step and 8-step episodes everywhere: the returns are the time left, which the baselines explain, so the
+    # rule alone keeps 1, under which the optimism cannot act. In the third rollout env 0's episode ends early: a goal
     costly = [(observations, -rewards, starts) for observations, rewards, starts in rollouts(0.0)]
-    costly[1][2][4, 0] = 1.0
-    costly[3][1][5, 0] = 0.0
+    costly[2][2][4, 0] = 1.0
     buffer = GroupRolloutBuffer(64, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=0.99, n_envs=4, gae_lambda="auto",
                                 baseline="auto", truncated_returns="bootstrap",
                                 baseline_kwargs={"optimism": optimism})  # fmt: skip
@@ -80,9 +77,12 @@ def test_auto_takes_ppos_lambda_on_rollouts_of_one_cost_a_step(optimism):
         lambdas += lambdas_used(buffer, [rollout])
         raised.append(buffer.group_stats.get("optimism_raised"))
         explained.append(buffer.group_stats["baseline_explained_variance"])
-    assert lambdas == [PPO_LAMBDA] * 3 + [chosen_lambda(explained[:3])]
-    assert chosen_lambda(explained[:3]) == 1.0, "the rule alone keeps 1 on these rollouts"
-    assert raised == ([1.0, 0.0, 0.0, 0.0] if optimism else [None] * 4)
+    if not optimism:
+        assert lambdas == [1.0] * 4 and raised == [None] * 4
+        return
+    # PPO's lambda and raised baselines until the goal; then the rule, on what the rollouts' baselines explained
+    assert lambdas[:2] == [PPO_LAMBDA] * 2 and raised == [1.0, 1.0, 0.0, 0.0]
+    assert lambdas[2:] == [chosen_lambda(explained[:2]), chosen_lambda(explained[:3])]
 
 
 def test_under_the_bins_auto_keeps_monte_carlo_advantages():

@@ -16,7 +16,7 @@ from sb3_gpg.estimator import GROUP_OPTION_NAMES, GroupOptions, estimate
 from sb3_gpg.estimator.auto_lambda import AUTO_LAMBDA, WINDOW, chosen_lambda
 from sb3_gpg.estimator.baseline_memory import BaselineMemory, Equations, Fit
 from sb3_gpg.estimator.fitted_baselines import FITTED_BASELINES
-from sb3_gpg.estimator.optimism import one_cost
+from sb3_gpg.estimator.optimism import goal_hidden, goal_seen
 from sb3_gpg.estimator.returns import episode_times
 
 
@@ -38,8 +38,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
     :param device: PyTorch device
     :param gae_lambda: GAE's lambda over the baselines, in [0, 1]; 1: advantages are returns minus baselines;
         ``"auto"``: chosen for each rollout, PPO's 0.95 where the last rollouts' fitted baselines explained too little
-        of their returns or every step of the rollout costs the same, else 1 (``sb3_gpg.estimator.auto_lambda``); 1
-        under the bins
+        of their returns, else 1 (``sb3_gpg.estimator.auto_lambda``); 1 under the bins
     :param gamma: Discount factor
     :param n_envs: Number of parallel environments
     :param group_options: GPG's own options (the algorithms pass theirs); None: from those of ``kwargs``. A
@@ -178,7 +177,12 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
             self._explained.clear()
             self._explained.extend(self._memory_before[1])
         if self.auto_lambda:
-            self.gae_lambda = chosen_lambda(self._explained, one_cost(self.rewards))
+            waits = self.group_options.linear_optimism and goal_hidden(
+                self.rewards,
+                goal_seen(self.rewards, self.episode_starts, self.episode_times, dones, memory.longest_episode),
+                memory.goal_seen,
+            )
+            self.gae_lambda = chosen_lambda(self._explained, waits)
         bootstraps = self.group_options.truncated_returns == "bootstrap" and last_obs is not None
         result = estimate(
             self.observations,

@@ -11,12 +11,10 @@ below ``EXPLAINED_THRESHOLD``, and 1 otherwise, the first rollout included. Unde
 lambda-returns over themselves, which explain less of the returns read here than a fit of the returns does: a run that
 takes PPO's lambda tends to keep it, so the first rollouts' fit decides most runs. The rollouts read are the group buffer's
 since its estimator state was last reset: a model loaded from a file starts over with lambda 1, as the linear
-baseline's memory starts over. A rollout in which every step costs the same (``optimism.one_cost``, as MountainCar's and
-Acrobot's -1) takes PPO's lambda whatever the rule reads: its returns are the time left to each episode's end, which a
-baseline of the time explains whatever it knows of the states, so that its explained variance does not say that
-Monte-Carlo advantages would be informative (and the linear baseline's ``optimism`` acts below lambda 1 only). Where
-the optimism raised the baselines, its bonus lowers their explained variance, which may hold lambda at PPO's a while
-after the rewards start to differ.
+baseline's memory starts over. The linear baseline's ``optimism`` acts below lambda 1 only, and before any goal the fit
+explains a constant cost's returns almost wholly: a rollout where the optimism waits for a goal (``optimism.goal_hidden``)
+takes PPO's lambda, whatever the rule reads. The baselines read then are the optimistic ones, whose
+bonus lowers their explained variance, which may hold lambda at PPO's a while after the goal is seen and the bonus ends.
 
 Pure array code; nothing here knows of Stable-Baselines3.
 """
@@ -34,15 +32,15 @@ EXPLAINED_THRESHOLD = 0.85
 WINDOW = 8
 
 
-def chosen_lambda(explained: Iterable[float], one_cost: bool = False) -> float:
+def chosen_lambda(explained: Iterable[float], goal_waits: bool = False) -> float:
     """
     :param explained: the held-out explained variance of each of the last rollouts (NaN where the returns did not vary
         or no sample was in the group), oldest first
-    :param one_cost: whether every step of the next rollout costs the same (``optimism.one_cost``)
-    :return: GAE's lambda for the next rollout: ``PPO_LAMBDA`` where every step costs the same or the median of the
+    :param goal_waits: whether the linear baseline's optimism waits for a goal in the next rollout
+    :return: GAE's lambda for the next rollout: ``PPO_LAMBDA`` where the optimism waits for a goal or the median of the
         last ``WINDOW`` is below ``EXPLAINED_THRESHOLD``, else 1 (where none is known too)
     """
-    if one_cost:
+    if goal_waits:
         return PPO_LAMBDA
     values = np.array(list(explained)[-WINDOW:], dtype=np.float64)
     values = values[~np.isnan(values)]
