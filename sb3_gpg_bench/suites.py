@@ -531,8 +531,8 @@ SWAP = [
     # the same, named apart for its runs on the code where "auto" takes PPO's lambda while the optimism waits for a goal
     # (benchmarks/swap/optimism_auto)
     Setting("gpg_swap_lambda_auto_optimism", "gpg", (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'"), PPO_ENTRY),
-    # the same, named apart for its runs on the code where "auto" takes PPO's lambda on every rollout of one cost per
-    # step (benchmarks/swap/optimism_auto)
+    # the same, named apart for its runs on the code of 8bba8b46, where "auto" took PPO's lambda on every rollout of one
+    # cost per step: not adopted, reverted (benchmarks/swap/optimism_auto)
     Setting("gpg_swap_lambda_auto_cost", "gpg", (*CONSTRUCTOR_ESTIMATOR, "gae_lambda:'auto'"), PPO_ENTRY),
     # the constructor's estimator remembering 32 rollouts: for an entry whose rollout is short (one env x 128 steps on
     # InvertedDoublePendulum-v5), as many remembered samples as 8 rollouts of 512 steps
