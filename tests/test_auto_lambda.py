@@ -61,6 +61,9 @@ def test_the_buffer_takes_ppos_lambda_where_the_baselines_explain_little_of_the_
                                 baseline="auto", truncated_returns="bootstrap")  # fmt: skip
     used = lambdas_used(buffer, rollouts(noise))
     assert used[0] == 1.0 and used[1:] == [expected] * 3
+    assert buffer.group_stats["gae_lambda"] == expected
+    buffer.reset_estimator_state()
+    assert len(buffer._explained) == 0
 
 
 @pytest.mark.parametrize("optimism", [True, False])
