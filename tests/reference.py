@@ -10,7 +10,8 @@ regression's linear system is solved by NumPy, and NumPy's default_rng draws the
 The linear baseline's optimism: in a rollout where every step cost the same (one negative reward on every env at
 each step, moving at most 1% from step to step), where no episode ended before the longest episode time in it or in
 any rollout the memory took before, and where no rollout the memory took before saw a goal (an episode ending so,
-or envs' rewards that differ at a step), each sample's baseline and each env's value after the rollout are raised by the
+or envs' rewards that differ at a step) that 16 episodes in a row, after it, did not follow to the longest time, each
+sample's baseline and each env's value after the rollout are raised by the
 returns' spread times the square root of their leverage under the fit's ridge, over the rows' mean leverage (GAE's
 lambda below 1 only).
 
@@ -128,9 +129,10 @@ class ReferenceGPG:
         # and the mean of the last rollout's fold fits
         self.last_fit = None
         # the longest episode time of any rollout the memory took (the optimism's goal: an episode that ends before it),
-        # and whether any of them found the goal
+        # whether any of them found the goal, and how many episodes ended at the longest time since the last one did
         self.longest_time = 0
         self.goal_was_seen = False
+        self.limit_streak = 0
         self.random_maps_of = {}
 
     def key(self, binning, obs, time, step):
@@ -190,6 +192,7 @@ class ReferenceGPG:
         goal_was_seen = self.goal_was_seen
         # kept with the rollout in the memory
         self.seen = self.goal_seen(rewards, episode_starts, times, last_dones)
+        self.streak = self.episodes_to_the_limit(rewards, episode_starts, times, last_dones)
         if self.baseline != "bins":
             fitted = self.fitted(observations, times, trajectories, cut_trajectories, returns, in_group, last_obs, rewards)
         if fitted is not None:
@@ -316,7 +319,8 @@ class ReferenceGPG:
             # nothing to fit on yet: the bins' baselines; the linear baseline remembers the rollout all the same
             if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0 and samples:
                 values = [sample.y for sample in samples]
-                self.remember({"samples": samples, "low": min(values), "high": max(values), "seen": self.seen}, times)
+                self.remember({"samples": samples, "low": min(values), "high": max(values), "seen": self.seen,
+                               "streak": self.streak}, times)  # fmt: skip
                 self.last_fit = None
             return None
         if self.baseline == "knn":
@@ -345,7 +349,7 @@ class ReferenceGPG:
         if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0:
             values = list(completed.values())
             rollout = {"samples": samples, "low": min(values, default=math.inf), "high": max(values, default=-math.inf),
-                       "seen": self.seen}  # fmt: skip
+                       "seen": self.seen, "streak": self.streak}  # fmt: skip
             self.remember(rollout, times)
             longest = max(len(fit["coefficients"]) for fit in fits)
             self.last_fit = {
@@ -400,6 +404,37 @@ class ReferenceGPG:
             for time in row:
                 self.longest_time = max(self.longest_time, int(time))
         self.goal_was_seen = self.goal_was_seen or rollout["seen"]
+        self.limit_streak = rollout["streak"](self.limit_streak)
+        if self.limit_streak >= 16:
+            self.goal_was_seen = False
+
+    def episodes_to_the_limit(self, rewards, episode_starts, times, last_dones):
+        """
+        :return: a function of the episodes ended at the longest time in a row before the rollout that gives that
+            number after it: step by step, every episode ending at the longest time (this rollout's or any earlier
+            one's) adds one, and a step where an episode ends before it, or two envs' rewards differ, sets it to 0
+        """
+        n_steps = len(rewards)
+        longest = self.longest_time
+        for step in range(n_steps):
+            for env in range(self.n_envs):
+                longest = max(longest, int(times[step][env]))
+        count, reset = 0, False
+        for step in range(n_steps):
+            goal, limits = False, 0
+            for env in range(self.n_envs):
+                ends = episode_starts[step + 1][env] if step + 1 < n_steps else last_dones[env]
+                if ends and times[step][env] < longest:
+                    goal = True
+                elif ends:
+                    limits += 1
+                if abs(rewards[step][env] - rewards[step][0]) > 1e-6 * abs(rewards[step][0]):
+                    goal = True
+            if goal:
+                count, reset = 0, True
+            else:
+                count += limits
+        return (lambda before: count) if reset else (lambda before: before + count)
 
     def goal_seen(self, rewards, episode_starts, times, last_dones):
         """

@@ -67,11 +67,16 @@ def test_the_buffer_takes_ppos_lambda_where_the_baselines_explain_little_of_the_
 
 
 @pytest.mark.parametrize("optimism", [True, False])
-def test_auto_takes_ppos_lambda_while_the_optimism_waits_for_a_goal(optimism):
+@pytest.mark.parametrize("goal_kept", [True, False])
+def test_auto_takes_ppos_lambda_while_the_optimism_waits_for_a_goal(optimism, goal_kept):
     # -1 a step and 8-step episodes everywhere: the returns are the time left, which the baselines explain, so the
-    # rule alone keeps 1, under which the optimism cannot act. In the third rollout env 0's episode ends early: a goal
+    # rule alone keeps 1, under which the optimism cannot act. In the third rollout env 0's episode ends early: a goal.
+    # Kept, the fourth rollout finds it again at its end; not kept, its 32 episodes all run to the limit after it: found by
+    # chance, it lapses (``LAPSE_EPISODES``), and the optimism waits again
     costly = [(observations, -rewards, starts) for observations, rewards, starts in rollouts(0.0)]
     costly[2][2][4, 0] = 1.0
+    if goal_kept:
+        costly[3][2][60, 1] = 1.0
     buffer = GroupRolloutBuffer(64, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=0.99, n_envs=4, gae_lambda="auto",
                                 baseline="auto", truncated_returns="bootstrap",
                                 baseline_kwargs={"optimism": optimism})  # fmt: skip
@@ -84,8 +89,13 @@ def test_auto_takes_ppos_lambda_while_the_optimism_waits_for_a_goal(optimism):
         assert lambdas == [1.0] * 4 and raised == [None] * 4
         return
     # PPO's lambda and raised baselines until the goal; then the rule, on what the rollouts' baselines explained
-    assert lambdas[:2] == [PPO_LAMBDA] * 2 and raised == [1.0, 1.0, 0.0, 0.0]
-    assert lambdas[2:] == [chosen_lambda(explained[:2]), chosen_lambda(explained[:3])]
+    assert lambdas[:2] == [PPO_LAMBDA] * 2 and raised[:3] == [1.0, 1.0, 0.0]
+    assert lambdas[2] == chosen_lambda(explained[:2])
+    if goal_kept:
+        assert raised[3] == 0.0 and lambdas[3] == chosen_lambda(explained[:3])
+    else:
+        assert raised[3] == 1.0 and lambdas[3] == PPO_LAMBDA
+    assert buffer.baseline_memory.goal_seen == goal_kept
 
 
 def test_under_the_bins_auto_keeps_monte_carlo_advantages():

@@ -67,6 +67,32 @@ def test_optimism_matches_the_reference(truncated_returns, memory):
         assert "optimism_raised" not in without.stats
 
 
+@pytest.mark.parametrize("goal_rollouts", [(1,), (1, 3, 5, 7, 9)])
+def test_a_goal_found_by_chance_lapses_once_episodes_run_to_the_limit_after_it(goal_rollouts):
+    # env 1 finds the goal (an episode ends before the limit) in the rollouts ``goal_rollouts``; every other episode
+    # runs to the limit, about five a rollout. Found once, by rollout 5 more than 16 episodes (LAPSE_EPISODES) have run
+    # to the limit after it: the goal lapses and the optimism raises the baselines again, however short the memory
+    # (2 rollouts). Found every other rollout, fewer than 16 run between two goals: it stays seen
+    estimator, reference = estimators(True, memory=2)
+    plain, _ = estimators(False, memory=2)
+    rollouts = [[array.copy() for array in rollout] for rollout in costly_rollouts(seed=6, n_rollouts=10)]
+    for number in goal_rollouts:
+        starts = rollouts[number][2][:, 1]
+        row = next(row for row in range(4, N_STEPS) if not starts[row])
+        starts[row] = 1.0  # the episode before it ends early
+    raised = []
+    for rollout in rollouts:
+        result = estimator(*rollout)
+        assert_estimate_matches(result, reference.advantages(*rollout), tolerance=1e-4)
+        raised.append(not np.allclose(result.baselines, plain(*rollout).baselines))
+    # before the goal, raised; not in the rollout that finds it, nor right after it
+    assert raised[:3] == [True, False, False]
+    if len(goal_rollouts) == 1:
+        assert raised[2:] == [False] * 3 + [True] * 5 and not estimator.memory.goal_seen
+    else:
+        assert not any(raised[2:]) and estimator.memory.goal_seen
+
+
 # the row of the last rollout from which env 0 leaves for states no sample has been near
 LEAVES = 6
 

@@ -14,9 +14,9 @@ from sb3_gpg.common.observation_space import box_keys, options_for_space
 from sb3_gpg.common.swap_guards.foreign_loads import foreign_load_error
 from sb3_gpg.estimator import GROUP_OPTION_NAMES, GroupOptions, estimate
 from sb3_gpg.estimator.auto_lambda import AUTO_LAMBDA, WINDOW, chosen_lambda
-from sb3_gpg.estimator.baseline_memory import BaselineMemory, Equations, Fit
+from sb3_gpg.estimator.baseline_memory import BaselineMemory, MemoryState
 from sb3_gpg.estimator.fitted_baselines import FITTED_BASELINES
-from sb3_gpg.estimator.optimism import goal_hidden, goal_seen
+from sb3_gpg.estimator.optimism import goal_hidden, read_goal
 from sb3_gpg.estimator.returns import episode_times
 
 
@@ -97,7 +97,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         self.baseline_memory = BaselineMemory((self.group_options.baseline_kwargs or {}).get("memory", 0))
         # A rollout's estimate computed again (before the next reset) reads the memory as it was before the first
         # time, and replaces what that one added
-        self._memory_before: tuple[tuple[list[Equations], Fit | None, int, bool], list[float]] | None = None
+        self._memory_before: tuple[MemoryState, list[float]] | None = None
         self.pos = 0  # read by reset(), which the parent's __init__ calls
         self.group_stats: dict[str, float] = {}
         # Samples that enter the loss, flattened as `get` flattens (env-major); None when all do
@@ -179,7 +179,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         if self.auto_lambda:
             waits = self.group_options.linear_optimism and goal_hidden(
                 self.rewards,
-                goal_seen(self.rewards, self.episode_starts, self.episode_times, dones, memory.longest_episode),
+                read_goal(self.rewards, self.episode_starts, self.episode_times, dones, memory.longest_episode).seen,
                 memory.goal_seen,
             )
             self.gae_lambda = chosen_lambda(self._explained, waits)

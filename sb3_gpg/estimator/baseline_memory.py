@@ -27,6 +27,8 @@ from typing import NamedTuple
 import numpy as np
 import torch as th
 
+from sb3_gpg.estimator.optimism import LAPSE_EPISODES
+
 # The features' column that is constant 1 (``fitted_baselines.linear_features``): its products are the sums
 CONSTANT = 0
 # Columns that every fit uses (the constant and the cubic in the episode time)
@@ -75,8 +77,9 @@ class Equations(NamedTuple):
     :param n_samples: the number of samples
     :param low: the smallest return (as completed when the samples were fitted on)
     :param high: the largest
-    :param goal_seen: whether an episode of the rollout found a goal (``optimism.goal_seen``)
+    :param goal_seen: whether an episode of the rollout found a goal (``optimism.read_goal``)
     :param longest_episode: the longest episode time of the rollout
+    :param limits_after_goal: the episodes that ran to the limit after the rollout's last goal (all where it found none)
     :param cross: under lambda-returns, ``gamma * (1 - lambda) * X^T N`` (``lambda_targets``): the returns' products
         with the features are then ``partial + cross w`` for a fit of coefficients w; None under the returns
     """
@@ -90,6 +93,7 @@ class Equations(NamedTuple):
     high: float
     goal_seen: bool = False
     longest_episode: int = 0
+    limits_after_goal: int = 0
     cross: np.ndarray | None = None
 
     @classmethod
@@ -154,6 +158,11 @@ class Equations(NamedTuple):
         return self.partial[:n_columns] + self.cut_sums[:, :n_columns].T @ completion.values(self.cut_states)
 
 
+# What ``BaselineMemory.restore`` sets a memory back to: its rollouts, last fit, longest episode time, whether a goal
+# counts as seen, and the episodes run to the limit since the last goal
+MemoryState = tuple[list[Equations], Fit | None, int, bool, int]
+
+
 def level_columns(ages: list[int], level: str) -> np.ndarray:
     """
     :param ages: each remembered rollout's age (k remembered rollouts back: one with no sample in its group is not)
@@ -173,7 +182,8 @@ class BaselineMemory:
     """
     The last ``size`` rollouts' ``Equations``, the last fit (where the next fit's value iteration starts), and what
     the optimism reads of every rollout it took since it was cleared, however short the memory: the longest episode
-    time, and whether any found a goal.
+    time, and whether a goal was found, fewer than ``optimism.LAPSE_EPISODES`` episodes in a row running to the limit
+    after it (``goal_seen``).
 
     :param size: the rollouts remembered
     """
@@ -183,6 +193,7 @@ class BaselineMemory:
         self.last_fit: Fit | None = None
         self.longest_episode = 0
         self.goal_seen = False
+        self.limits_since_goal = 0
 
     def __len__(self) -> int:
         return len(self.rollouts)
@@ -192,23 +203,29 @@ class BaselineMemory:
         self.last_fit = None
         self.longest_episode = 0
         self.goal_seen = False
+        self.limits_since_goal = 0
 
     def remember(self, rollout: Equations, fit: Fit | None) -> None:
         """Keep a rollout's equations (the oldest forgotten past ``size``) and the fit made with them."""
         self.rollouts.append(rollout)
         self.last_fit = fit
         self.longest_episode = max(self.longest_episode, rollout.longest_episode)
-        self.goal_seen = self.goal_seen or rollout.goal_seen
+        if rollout.goal_seen:
+            self.goal_seen, self.limits_since_goal = True, rollout.limits_after_goal
+        else:
+            self.limits_since_goal += rollout.limits_after_goal
+        if self.limits_since_goal >= LAPSE_EPISODES:
+            self.goal_seen = False
 
-    def state(self) -> tuple[list[Equations], Fit | None, int, bool]:
+    def state(self) -> MemoryState:
         """:return: what ``restore`` sets the memory back to"""
-        return list(self.rollouts), self.last_fit, self.longest_episode, self.goal_seen
+        return list(self.rollouts), self.last_fit, self.longest_episode, self.goal_seen, self.limits_since_goal
 
-    def restore(self, state: tuple[list[Equations], Fit | None, int, bool]) -> None:
+    def restore(self, state: MemoryState) -> None:
         """:param state: the memory as ``state`` returned it"""
         self.rollouts.clear()
         self.rollouts.extend(state[0])
-        self.last_fit, self.longest_episode, self.goal_seen = state[1:]
+        self.last_fit, self.longest_episode, self.goal_seen, self.limits_since_goal = state[1:]
 
     def weights(self, recency: float, n_current: int, cap: float | None) -> list[float]:
         """

@@ -20,7 +20,7 @@ from sb3_gpg.estimator.cross_fitting import FittedEstimate, Samples, fitted_esti
 from sb3_gpg.estimator.fitted_baselines import knn_features, linear_features, trajectory_order
 from sb3_gpg.estimator.group_baseline import advantage_stats, group_baselines, group_bootstrap
 from sb3_gpg.estimator.lambda_targets import lambda_terms, selected
-from sb3_gpg.estimator.optimism import goal_hidden, goal_seen, novelty
+from sb3_gpg.estimator.optimism import GoalReading, goal_hidden, novelty, read_goal
 from sb3_gpg.estimator.options import AUTO, GroupOptions
 from sb3_gpg.estimator.returns import (
     completed_returns,
@@ -165,10 +165,10 @@ def estimate(
     raised = False
     if options.baseline != "bins":
         longest, seen_before = (memory.longest_episode, memory.goal_seen) if memory is not None else (0, False)
-        seen = goal_seen(rewards, episode_starts, episode_times, last_dones, longest)
-        optimistic = options.linear_optimism and gae_lambda < 1.0 and goal_hidden(rewards, seen, seen_before)
+        goal = read_goal(rewards, episode_starts, episode_times, last_dones, longest)
+        optimistic = options.linear_optimism and gae_lambda < 1.0 and goal_hidden(rewards, goal.seen, seen_before)
         fitted, raised = _fitted(
-            rollout, discounted, cut, ids, in_group, last_obs, gamma, gae_lambda, bootstrap, memory, seen, optimistic
+            rollout, discounted, cut, ids, in_group, last_obs, gamma, gae_lambda, bootstrap, memory, goal, optimistic
         )
     fits = fitted is not None and fitted.baselines is not None
     # the bootstrap's diagnostics, where it runs
@@ -299,7 +299,7 @@ def _fitted(
     gae_lambda: float,
     bootstrap: bool,
     memory: BaselineMemory | None,
-    seen: bool,
+    goal: GoalReading,
     optimistic: bool,
 ) -> tuple[FittedEstimate | None, bool]:
     """
@@ -308,7 +308,7 @@ def _fitted(
     :param ids: trajectory of every sample, env-major
     :param in_group: which samples (env-major) are in the group
     :param bootstrap: whether the cut returns are completed
-    :param seen: whether an episode of the rollout found a goal (kept with its memory entry)
+    :param goal: what the rollout's episode ends say of the goal (kept with its memory entry)
     :param optimistic: whether the baselines (and the values after the rollout) are raised by their novelty
         (``optimism``), in units of the returns' spread
     :return: the fitted baseline's cross-fitted estimate of the group's samples (``cross_fitting``); without
@@ -354,7 +354,9 @@ def _fitted(
         memory = None
     fitted = fitted_estimate(options.baseline, samples, folds, memory, bootstrap, **baseline_kwargs)
     if fitted is not None and fitted.memory_entry is not None:
-        entry = fitted.memory_entry._replace(goal_seen=seen, longest_episode=int(rollout.episode_times.max()))
+        entry = fitted.memory_entry._replace(
+            goal_seen=goal.seen, longest_episode=int(rollout.episode_times.max()), limits_after_goal=goal.limits_after
+        )
         fitted = fitted._replace(memory_entry=entry)
     if not (optimistic and fitted is not None and fitted.baselines is not None and fitted.memory_entry is not None):
         return fitted, False

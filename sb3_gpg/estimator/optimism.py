@@ -12,9 +12,14 @@ nor any rollout that the memory took before saw an episode find it (a rollout wh
 first steps, did not), however short the memory: once found, a goal's returns carry the signal, and the raised
 baselines would only move the policy off it. An episode finds it where it ends before the longest episode time seen in
 its rollout or any earlier one: a single env's rollout may hold no episode longer than the one that finds the goal.
+A random policy's episode may find it by chance (Acrobot's, in the first rollouts), after which every episode may run to
+the limit again with returns that the time alone explains: a goal counts as seen until ``LAPSE_EPISODES`` episodes in a
+row after it have run to the limit, counted in the order they end, however many rollouts that takes.
 
 Pure array code; nothing here knows of Stable-Baselines3 (torch's linear algebra, which keeps to torch's threads).
 """
+
+from typing import NamedTuple
 
 import numpy as np
 import torch as th
@@ -22,6 +27,9 @@ import torch as th
 # One cost per step: the same reward on every env at each step, up to a scale that moves by at most this share from one
 # step to the next (VecNormalize's, which divides every env's reward by one running scale)
 SCALE_DRIFT = 1e-2
+# A goal found stops counting as seen once this many episodes in a row after it have run to the limit: it was found by
+# chance, not by the policy
+LAPSE_EPISODES = 16
 
 
 def one_cost(rewards: np.ndarray) -> bool:
@@ -36,29 +44,45 @@ def one_cost(rewards: np.ndarray) -> bool:
     return not _envs_differ(rewards) and not np.any(np.abs(np.diff(per_step)) > SCALE_DRIFT * -per_step[:-1])
 
 
-def goal_seen(
+class GoalReading(NamedTuple):
+    """
+    What a rollout's episode ends say of the goal.
+
+    :param seen: whether an episode ended inside the rollout before the longest episode time in it or before the
+        earlier rollouts' (it found the goal, where the others run to the time limit), or the envs' rewards differed at
+        some step (one of them got another reward than the cost)
+    :param limits_after: the episodes that ended at that longest time after the rollout's last step that found the
+        goal, all of them where none did
+    """
+
+    seen: bool
+    limits_after: int
+
+
+def read_goal(
     rewards: np.ndarray, episode_starts: np.ndarray, episode_times: np.ndarray, last_dones: np.ndarray, longest_before: int = 0
-) -> bool:
+) -> GoalReading:
     """
     :param rewards: reward of every step, shape (n_steps, n_envs)
     :param episode_starts: whether each step starts an episode
     :param episode_times: steps since each sample's episode began
     :param last_dones: whether each env's last step ended its episode
     :param longest_before: the longest episode time that earlier rollouts showed
-    :return: whether an episode ended inside the rollout before the longest episode time in it or before
-        ``longest_before`` (it found the goal, where the others run to the time limit), or the envs' rewards differed
-        at some step (one of them got another reward than the cost)
+    :return: whether the rollout found the goal, and the episodes that ran to the limit after it
     """
     ended = np.concatenate([episode_starts[1:].astype(bool), np.asarray(last_dones, dtype=bool)[None]], axis=0)
-    early = bool(ended.any()) and episode_times[ended].min() < max(int(episode_times.max()), longest_before)
-    return early or _envs_differ(rewards)
+    longest = max(int(episode_times.max(initial=0)), longest_before)
+    early = ended & (episode_times < longest)
+    found = early.any(axis=1) | _differing_steps(rewards)
+    after = np.flatnonzero(found)[-1] + 1 if found.any() else 0
+    return GoalReading(bool(found.any()), int((ended[after:] & (episode_times[after:] >= longest)).sum()))
 
 
 def goal_hidden(rewards: np.ndarray, seen: bool, seen_before: bool) -> bool:
     """
     :param rewards: reward of every step, shape (n_steps, n_envs)
-    :param seen: whether the rollout found a goal (``goal_seen``)
-    :param seen_before: whether an earlier rollout found one
+    :param seen: whether the rollout found a goal (``read_goal``)
+    :param seen_before: whether a goal found by an earlier rollout still counts (``BaselineMemory.goal_seen``)
     :return: whether the optimism's case holds: every step cost the same (``one_cost``) and no goal was seen
     """
     return not (seen or seen_before) and one_cost(rewards)
@@ -66,8 +90,13 @@ def goal_hidden(rewards: np.ndarray, seen: bool, seen_before: bool) -> bool:
 
 def _envs_differ(rewards: np.ndarray) -> bool:
     """:return: whether some step's rewards differ between envs by more than rounding"""
+    return bool(_differing_steps(rewards).any())
+
+
+def _differing_steps(rewards: np.ndarray) -> np.ndarray:
+    """:return: whether each step's rewards differ between envs by more than rounding"""
     per_step = rewards[:, :1]
-    return bool(np.any(np.abs(rewards - per_step) > 1e-6 * np.abs(per_step)))
+    return np.any(np.abs(rewards - per_step) > 1e-6 * np.abs(per_step), axis=1)
 
 
 def novelty(features: np.ndarray, grams: list[np.ndarray], ridge: float) -> np.ndarray:
