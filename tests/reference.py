@@ -10,8 +10,8 @@ regression's linear system is solved by NumPy, and NumPy's default_rng draws the
 The linear baseline's optimism: in a rollout where every step cost the same (one negative reward on every env at
 each step, moving at most 1% from step to step), where no episode ended before the longest episode time in it or in
 any rollout the memory took before, and where no rollout the memory took before saw a goal (an episode ending so,
-or envs' rewards that differ at a step) that 16 episodes in a row, after it, did not follow to the longest time, each
-sample's baseline and each env's value after the rollout are raised by the
+or envs' rewards that differ at a step) not yet followed by 16 episodes in a row at the longest time, each sample's
+baseline and each env's value after the rollout are raised by the
 returns' spread times the square root of their leverage under the fit's ridge, over the rows' mean leverage (GAE's
 lambda below 1 only).
 

@@ -70,11 +70,12 @@ def test_the_buffer_takes_ppos_lambda_where_the_baselines_explain_little_of_the_
 @pytest.mark.parametrize("goal_kept", [True, False])
 def test_auto_takes_ppos_lambda_while_the_optimism_waits_for_a_goal(optimism, goal_kept):
     # -1 a step and 8-step episodes everywhere: the returns are the time left, which the baselines explain, so the
-    # rule alone keeps 1, under which the optimism cannot act. In the third rollout env 0's episode ends early: a goal.
-    # Kept, the fourth rollout finds it again at its end; not kept, its 32 episodes all run to the limit after it: found by
-    # chance, it lapses (``LAPSE_EPISODES``), and the optimism waits again
-    costly = [(observations, -rewards, starts) for observations, rewards, starts in rollouts(0.0)]
-    costly[2][2][4, 0] = 1.0
+    # rule alone keeps 1, under which the optimism cannot act. At the end of the third rollout env 0's episode ends
+    # early: a goal, which the memory holds through the fourth. Kept, the fourth finds it again at its end; not kept,
+    # its 32 episodes all run to the limit after it: found by chance, it lapses (LAPSE_EPISODES), and in the fifth the
+    # optimism waits again
+    costly = [(observations, -rewards, starts) for observations, rewards, starts in rollouts(0.0, n_rollouts=5)]
+    costly[2][2][60, 0] = 1.0
     if goal_kept:
         costly[3][2][60, 1] = 1.0
     buffer = GroupRolloutBuffer(64, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=0.99, n_envs=4, gae_lambda="auto",
@@ -86,16 +87,17 @@ def test_auto_takes_ppos_lambda_while_the_optimism_waits_for_a_goal(optimism, go
         raised.append(buffer.group_stats.get("optimism_raised"))
         explained.append(buffer.group_stats["baseline_explained_variance"])
     if not optimism:
-        assert lambdas == [1.0] * 4 and raised == [None] * 4
+        assert lambdas == [1.0] * 5 and raised == [None] * 5
         return
     # PPO's lambda and raised baselines until the goal; then the rule, on what the rollouts' baselines explained
-    assert lambdas[:2] == [PPO_LAMBDA] * 2 and raised[:3] == [1.0, 1.0, 0.0]
-    assert lambdas[2] == chosen_lambda(explained[:2])
+    assert lambdas[:2] == [PPO_LAMBDA] * 2 and raised[:4] == [1.0, 1.0, 0.0, 0.0]
+    assert lambdas[2:4] == [chosen_lambda(explained[:2]), chosen_lambda(explained[:3])]
     if goal_kept:
-        assert raised[3] == 0.0 and lambdas[3] == chosen_lambda(explained[:3])
+        assert raised[4] == 0.0 and lambdas[4] == chosen_lambda(explained[:4])
     else:
-        assert raised[3] == 1.0 and lambdas[3] == PPO_LAMBDA
-    assert buffer.baseline_memory.goal_seen == goal_kept
+        assert raised[4] == 1.0 and lambdas[4] == PPO_LAMBDA
+    # the fifth rollout's 32 episodes to the limit lapse the goal either way
+    assert not buffer.baseline_memory.goal_seen
 
 
 def test_under_the_bins_auto_keeps_monte_carlo_advantages():

@@ -8,6 +8,8 @@ where the rewards tell trajectories apart, where an episode found the goal, or w
 import numpy as np
 import pytest
 
+from sb3_gpg.estimator.baseline_memory import BaselineMemory, Equations
+from sb3_gpg.estimator.optimism import LAPSE_EPISODES, read_goal
 from tests.helpers import RolloutEstimator, assert_estimate_matches
 from tests.reference import ReferenceGPG
 
@@ -70,9 +72,9 @@ def test_optimism_matches_the_reference(truncated_returns, memory):
 @pytest.mark.parametrize("goal_rollouts", [(1,), (1, 3, 5, 7, 9)])
 def test_a_goal_found_by_chance_lapses_once_episodes_run_to_the_limit_after_it(goal_rollouts):
     # env 1 finds the goal (an episode ends before the limit) in the rollouts ``goal_rollouts``; every other episode
-    # runs to the limit, about five a rollout. Found once, by rollout 5 more than 16 episodes (LAPSE_EPISODES) have run
-    # to the limit after it: the goal lapses and the optimism raises the baselines again, however short the memory
-    # (2 rollouts). Found every other rollout, fewer than 16 run between two goals: it stays seen
+    # runs to the limit, 4 or 8 a rollout. Found once, 4, 12 and 16 (LAPSE_EPISODES) have run to the limit after it by
+    # the ends of rollouts 2, 3 and 4: the goal lapses, and from rollout 5 on the optimism raises the baselines again,
+    # however short the memory (2 rollouts). Found every other rollout, fewer than 16 run between two goals: it stays
     estimator, reference = estimators(True, memory=2)
     plain, _ = estimators(False, memory=2)
     rollouts = [[array.copy() for array in rollout] for rollout in costly_rollouts(seed=6, n_rollouts=10)]
@@ -91,6 +93,76 @@ def test_a_goal_found_by_chance_lapses_once_episodes_run_to_the_limit_after_it(g
         assert raised[2:] == [False] * 3 + [True] * 5 and not estimator.memory.goal_seen
     else:
         assert not any(raised[2:]) and estimator.memory.goal_seen
+
+
+def episode_rollouts(rng, n_envs: int, n_steps: int, n_rollouts: int, limit: int, p_early: float, p_goal_reward: float):
+    """
+    Consecutive rollouts of episodes that end at the time limit ``limit`` or, with probability ``p_early`` a step,
+    before it; a step's reward is -1 on every env, but with probability ``p_goal_reward`` one env gets -2.
+
+    :return: per rollout, rewards, episode starts, episode times and the last step's dones
+    """
+    times, starts_next = np.zeros(n_envs, dtype=np.int64), np.ones(n_envs, dtype=bool)
+    for _ in range(n_rollouts):
+        rewards, starts = -np.ones((n_steps, n_envs)), np.zeros((n_steps, n_envs))
+        episode_times, dones = np.zeros((n_steps, n_envs), dtype=np.int64), np.zeros(n_envs, dtype=bool)
+        for step in range(n_steps):
+            for env in range(n_envs):
+                if starts_next[env]:
+                    starts[step, env], times[env] = 1.0, 0
+                episode_times[step, env] = times[env]
+                dones[env] = times[env] == limit - 1 or rng.random() < p_early
+                starts_next[env] = dones[env]
+                times[env] += 1
+            if rng.random() < p_goal_reward:
+                rewards[step, rng.integers(n_envs)] = -2.0
+        yield rewards, starts, episode_times, dones.copy()
+
+
+def test_the_goal_and_the_episodes_to_the_limit_after_it_are_read_as_the_reference_reads_them():
+    # random rollouts of every shape, many ties between envs that start together, ends on the last step (last dones),
+    # rollouts without an end, goals by an early end or by a reward, and the memory's count carried across rollouts
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n_envs, n_steps, limit = int(rng.integers(1, 5)), int(rng.integers(1, 12)), int(rng.integers(1, 15))
+        p_early, p_goal_reward = rng.choice([0.0, 0.01, 0.05, 0.3]), rng.choice([0.0, 0.02, 0.2])
+        reference = ReferenceGPG(n_envs, GAMMA, binning="time", baseline="linear", baseline_kwargs={"memory": 2})
+        memory = BaselineMemory(2)
+        for rewards, starts, times, last_dones in episode_rollouts(rng, n_envs, n_steps, 6, limit, p_early, p_goal_reward):
+            goal = read_goal(rewards, starts, times, last_dones, memory.longest_episode)
+            seen = reference.goal_seen(rewards, starts, times, last_dones)
+            streak = reference.episodes_to_the_limit(rewards, starts, times, last_dones)
+            assert goal.seen == seen and goal.limits_after == streak(0)
+            entry = Equations(np.eye(1), np.zeros(1), np.zeros((n_envs, 1)), np.zeros((n_envs, 1)), 1, 0.0, 0.0)
+            memory.remember(entry._replace(goal_seen=goal.seen, longest_episode=int(times.max()),
+                                           limits_after_goal=goal.limits_after), None)  # fmt: skip
+            reference.remember({"seen": seen, "streak": streak}, times)
+            assert (memory.goal_seen, memory.limits_since_goal) == (reference.goal_was_seen, reference.limit_streak)
+
+
+def test_a_goal_lapses_at_lapse_episodes_and_the_memory_keeps_the_count():
+    def entry(seen: bool, limits: int) -> Equations:
+        return Equations(np.eye(1), np.zeros(1), np.zeros((1, 1)), np.zeros((1, 1)), 1, 0.0, 0.0, seen, 5, limits)
+
+    memory = BaselineMemory(1)
+    memory.remember(entry(False, 40), None)
+    assert not memory.goal_seen  # episodes to the limit before any goal count for nothing
+    memory.remember(entry(True, 2), None)
+    memory.remember(entry(False, LAPSE_EPISODES - 3), None)
+    assert memory.goal_seen and memory.limits_since_goal == LAPSE_EPISODES - 1
+    # the memory's state, restored, holds the count (an estimate computed twice remembers its rollout once)
+    state = memory.state()
+    memory.remember(entry(False, 1), None)
+    assert not memory.goal_seen
+    memory.restore(state)
+    assert memory.goal_seen and memory.limits_since_goal == LAPSE_EPISODES - 1
+    memory.remember(entry(False, 1), None)
+    assert not memory.goal_seen
+    # a goal found again counts anew, however short the memory; cleared, nothing is seen
+    memory.remember(entry(True, LAPSE_EPISODES - 1), None)
+    assert memory.goal_seen
+    memory.clear()
+    assert not memory.goal_seen and memory.limits_since_goal == 0
 
 
 # the row of the last rollout from which env 0 leaves for states no sample has been near

@@ -6,15 +6,17 @@ A critic starts elsewhere: initialised near 0, above every such return, it keeps
 fitted least, and its lambda-returns favour actions that lead there, which is how PPO first reaches such a goal. The
 linear baseline gets that start from its own statistics: in such a rollout each sample's baseline is raised by its
 novelty, how little of the fit's samples (the rollout's and the remembered ones') its features resemble, read by
-lambda-returns as the critic's optimism is; with lambda 1 a baseline's differences cancel, and nothing is raised. A
-rollout short against the episodes may hold no episode's end at all: the goal counts as unseen only where neither it
-nor any rollout that the memory took before saw an episode find it (a rollout whose cost moved more, VecNormalize's
+lambda-returns as the critic's optimism is; with lambda 1 a baseline's differences cancel, and nothing is raised.
+
+An episode finds the goal where it ends before the longest episode time seen in its rollout or any earlier one (a
+single env's rollout may hold no episode longer than the one that finds it), or where the envs' rewards differ at a
+step. A rollout short against the episodes may hold no episode's end at all: the goal counts as unseen only where
+neither the rollout nor an earlier one that the memory took found it (a rollout whose cost moved more, VecNormalize's
 first steps, did not), however short the memory: once found, a goal's returns carry the signal, and the raised
-baselines would only move the policy off it. An episode finds it where it ends before the longest episode time seen in
-its rollout or any earlier one: a single env's rollout may hold no episode longer than the one that finds the goal.
-A random policy's episode may find it by chance (Acrobot's, in the first rollouts), after which every episode may run to
-the limit again with returns that the time alone explains: a goal counts as seen until ``LAPSE_EPISODES`` episodes in a
-row after it have run to the limit, counted in the order they end, however many rollouts that takes.
+baselines would only move the policy off it. But a random policy's episode may find it by chance (Acrobot's, in the
+first rollouts), after which every episode may run to the limit again, with returns that the time alone explains: a
+goal counts as seen until ``LAPSE_EPISODES`` episodes in a row after it, in the order they end, have run to the limit,
+however many rollouts that takes.
 
 Pure array code; nothing here knows of Stable-Baselines3 (torch's linear algebra, which keeps to torch's threads).
 """
