@@ -161,17 +161,24 @@ class RolloutEstimator:
     :param gamma: discount factor
     :param gae_lambda: GAE's lambda over the baselines
     :param feature_keys: for Dict observations, the keys the fitted baselines read
+    :param goal_lapses: whether the optimism's goal lapses (``BaselineMemory``; a buffer's under ``gae_lambda="auto"``)
     :param options: GPG's options (``GroupOptions``)
     """
 
     def __init__(
-        self, n_envs: int, gamma: float, gae_lambda: float = 1.0, feature_keys: tuple[str | None, ...] = (None,), **options
+        self,
+        n_envs: int,
+        gamma: float,
+        gae_lambda: float = 1.0,
+        feature_keys: tuple[str | None, ...] = (None,),
+        goal_lapses: bool = False,
+        **options,
     ):
         self.gamma, self.gae_lambda, self.feature_keys = gamma, gae_lambda, feature_keys
         self.options = GroupOptions(**options).checked()
         self.next_times = np.zeros(n_envs, dtype=np.int64)
         # the linear baseline's memory of the last rollouts, as a buffer keeps it
-        self.memory = BaselineMemory((self.options.baseline_kwargs or {}).get("memory", 0))
+        self.memory = BaselineMemory((self.options.baseline_kwargs or {}).get("memory", 0), goal_lapses)
 
     def __call__(self, observations, rewards, episode_starts, last_dones, last_obs=None) -> Estimate:
         times = episode_times(episode_starts, self.next_times)

@@ -10,10 +10,10 @@ regression's linear system is solved by NumPy, and NumPy's default_rng draws the
 The linear baseline's optimism: in a rollout where every step cost the same (one negative reward on every env at
 each step, moving at most 1% from step to step), where no episode ended before the longest episode time in it or in
 any rollout the memory took before, and where no rollout the memory took before saw a goal (an episode ending so,
-or envs' rewards that differ at a step) not yet followed by 16 episodes in a row at the longest time, each sample's
-baseline and each env's value after the rollout are raised by the
-returns' spread times the square root of their leverage under the fit's ridge, over the rows' mean leverage (GAE's
-lambda below 1 only).
+or envs' rewards that differ at a step), or, with ``goal_lapses`` (the buffer's under ``gae_lambda="auto"``), where 16
+episodes in a row have run to the longest time since the last goal, each sample's baseline and each env's value after
+the rollout are raised by the returns' spread times the square root of their leverage under the fit's ridge, over the
+rows' mean leverage (GAE's lambda below 1 only).
 
 The linear baseline on its own lambda-returns (``target="lambda_returns"``, or its default ``"auto"``, with GAE's
 lambda below 1): each sample's target is its lambda-return over the fit's own values (its dot product, plus the
@@ -111,8 +111,10 @@ class ReferenceGPG:
         gae_lambda=1.0,
         baseline="bins",
         baseline_kwargs=None,
+        goal_lapses=False,
     ):
         self.n_envs = n_envs
+        self.goal_lapses = goal_lapses
         self.gamma = gamma
         self.binning = binning
         self.bin_size = bin_size
@@ -405,7 +407,7 @@ class ReferenceGPG:
                 self.longest_time = max(self.longest_time, int(time))
         self.goal_was_seen = self.goal_was_seen or rollout["seen"]
         self.limit_streak = rollout["streak"](self.limit_streak)
-        if self.limit_streak >= 16:
+        if self.goal_lapses and self.limit_streak >= 16:
             self.goal_was_seen = False
 
     def episodes_to_the_limit(self, rewards, episode_starts, times, last_dones):

@@ -100,6 +100,20 @@ def test_auto_takes_ppos_lambda_while_the_optimism_waits_for_a_goal(optimism, go
     assert not buffer.baseline_memory.goal_seen
 
 
+def test_with_a_lambda_given_a_goal_found_does_not_lapse():
+    # the rollouts above, the goal not kept: with PPO's lambda given, the lambda-returns read the goal's better return,
+    # and the optimism stays off after it whatever follows
+    costly = [(observations, -rewards, starts) for observations, rewards, starts in rollouts(0.0, n_rollouts=5)]
+    costly[2][2][60, 0] = 1.0
+    buffer = GroupRolloutBuffer(64, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=0.99, n_envs=4,
+                                gae_lambda=PPO_LAMBDA, baseline="auto", truncated_returns="bootstrap")  # fmt: skip
+    raised = []
+    for rollout in costly:
+        lambdas_used(buffer, [rollout])
+        raised.append(buffer.group_stats["optimism_raised"])
+    assert raised == [1.0, 1.0, 0.0, 0.0, 0.0] and buffer.baseline_memory.goal_seen
+
+
 def test_under_the_bins_auto_keeps_monte_carlo_advantages():
     # the threshold reads a fitted baseline's explained variance: the bins keep lambda 1 where the returns are as
     # noisy as those on which the linear baseline takes PPO's lambda (above)

@@ -37,12 +37,14 @@ def costly_rollouts(seed: int, n_rollouts: int = 3, drift: float = 0.003):
         yield observations, rewards, starts, times == 0, rng.normal(size=(N_ENVS, OBS_DIM)).astype(np.float32)
 
 
-def estimators(optimism: bool, truncated_returns: str = "bootstrap", memory: int = 2, gae_lambda: float = LAMBDA):
+def estimators(
+    optimism: bool, truncated_returns: str = "bootstrap", memory: int = 2, gae_lambda: float = LAMBDA, goal_lapses=False
+):
     kwargs = dict(memory=memory, fourier=16, fourier_seed=3, optimism=optimism)
     options = dict(binning="time", baseline="linear", truncated_returns=truncated_returns, baseline_kwargs=kwargs)
     return (
-        RolloutEstimator(N_ENVS, GAMMA, gae_lambda, **options),
-        ReferenceGPG(N_ENVS, GAMMA, gae_lambda=gae_lambda, **options),
+        RolloutEstimator(N_ENVS, GAMMA, gae_lambda, goal_lapses=goal_lapses, **options),
+        ReferenceGPG(N_ENVS, GAMMA, gae_lambda=gae_lambda, goal_lapses=goal_lapses, **options),
     )
 
 
@@ -69,13 +71,14 @@ def test_optimism_matches_the_reference(truncated_returns, memory):
         assert "optimism_raised" not in without.stats
 
 
-@pytest.mark.parametrize("goal_rollouts", [(1,), (1, 3, 5, 7, 9)])
-def test_a_goal_found_by_chance_lapses_once_episodes_run_to_the_limit_after_it(goal_rollouts):
+@pytest.mark.parametrize(("goal_rollouts", "goal_lapses"), [((1,), True), ((1, 3, 5, 7, 9), True), ((1,), False)])
+def test_a_goal_found_by_chance_lapses_once_episodes_run_to_the_limit_after_it(goal_rollouts, goal_lapses):
     # env 1 finds the goal (an episode ends before the limit) in the rollouts ``goal_rollouts``; every other episode
     # runs to the limit, 4 or 8 a rollout. Found once, 4, 12 and 16 (LAPSE_EPISODES) have run to the limit after it by
-    # the ends of rollouts 2, 3 and 4: the goal lapses, and from rollout 5 on the optimism raises the baselines again,
-    # however short the memory (2 rollouts). Found every other rollout, fewer than 16 run between two goals: it stays
-    estimator, reference = estimators(True, memory=2)
+    # the ends of rollouts 2, 3 and 4: where the goal lapses (a buffer's under gae_lambda="auto"), from rollout 5 on the
+    # optimism raises the baselines again, however short the memory (2 rollouts). Found every other rollout, fewer
+    # than 16 run between two goals: it stays seen. Where it does not lapse (a lambda given), it stays seen
+    estimator, reference = estimators(True, memory=2, goal_lapses=goal_lapses)
     plain, _ = estimators(False, memory=2)
     rollouts = [[array.copy() for array in rollout] for rollout in costly_rollouts(seed=6, n_rollouts=10)]
     for number in goal_rollouts:
@@ -89,7 +92,7 @@ def test_a_goal_found_by_chance_lapses_once_episodes_run_to_the_limit_after_it(g
         raised.append(not np.allclose(result.baselines, plain(*rollout).baselines))
     # before the goal, raised; not in the rollout that finds it, nor right after it
     assert raised[:3] == [True, False, False]
-    if len(goal_rollouts) == 1:
+    if len(goal_rollouts) == 1 and goal_lapses:
         assert raised[2:] == [False] * 3 + [True] * 5 and not estimator.memory.goal_seen
     else:
         assert not any(raised[2:]) and estimator.memory.goal_seen
@@ -126,8 +129,9 @@ def test_the_goal_and_the_episodes_to_the_limit_after_it_are_read_as_the_referen
     for _ in range(300):
         n_envs, n_steps, limit = int(rng.integers(1, 5)), int(rng.integers(1, 12)), int(rng.integers(1, 15))
         p_early, p_goal_reward = rng.choice([0.0, 0.01, 0.05, 0.3]), rng.choice([0.0, 0.02, 0.2])
-        reference = ReferenceGPG(n_envs, GAMMA, binning="time", baseline="linear", baseline_kwargs={"memory": 2})
-        memory = BaselineMemory(2)
+        lapses = bool(rng.integers(2))
+        reference = ReferenceGPG(n_envs, GAMMA, "time", baseline="linear", baseline_kwargs={"memory": 2}, goal_lapses=lapses)
+        memory = BaselineMemory(2, goal_lapses=lapses)
         for rewards, starts, times, last_dones in episode_rollouts(rng, n_envs, n_steps, 6, limit, p_early, p_goal_reward):
             goal = read_goal(rewards, starts, times, last_dones, memory.longest_episode)
             seen = reference.goal_seen(rewards, starts, times, last_dones)
@@ -140,11 +144,16 @@ def test_the_goal_and_the_episodes_to_the_limit_after_it_are_read_as_the_referen
             assert (memory.goal_seen, memory.limits_since_goal) == (reference.goal_was_seen, reference.limit_streak)
 
 
-def test_a_goal_lapses_at_lapse_episodes_and_the_memory_keeps_the_count():
+def test_a_goal_lapses_at_lapse_episodes_under_auto_and_the_memory_keeps_the_count():
     def entry(seen: bool, limits: int) -> Equations:
         return Equations(np.eye(1), np.zeros(1), np.zeros((1, 1)), np.zeros((1, 1)), 1, 0.0, 0.0, seen, 5, limits)
 
+    # without the lapse (a lambda given), a goal found stays seen
     memory = BaselineMemory(1)
+    memory.remember(entry(True, 0), None)
+    memory.remember(entry(False, 40), None)
+    assert memory.goal_seen and memory.limits_since_goal == 40
+    memory = BaselineMemory(1, goal_lapses=True)
     memory.remember(entry(False, 40), None)
     assert not memory.goal_seen  # episodes to the limit before any goal count for nothing
     memory.remember(entry(True, 2), None)

@@ -94,7 +94,9 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         # Episode time of the next sample of each env; carried across rollouts, so not cleared by reset()
         self._next_episode_times = np.zeros(n_envs, dtype=np.int64)
         self._episode_times_computed = False
-        self.baseline_memory = BaselineMemory((self.group_options.baseline_kwargs or {}).get("memory", 0))
+        self.baseline_memory = BaselineMemory(
+            (self.group_options.baseline_kwargs or {}).get("memory", 0), goal_lapses=self.auto_lambda
+        )
         # A rollout's estimate computed again (before the next reset) reads the memory as it was before the first
         # time, and replaces what that one added
         self._memory_before: tuple[MemoryState, list[float]] | None = None

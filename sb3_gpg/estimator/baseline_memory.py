@@ -182,13 +182,15 @@ class BaselineMemory:
     """
     The last ``size`` rollouts' ``Equations``, the last fit (where the next fit's value iteration starts), and what
     the optimism reads of every rollout it took since it was cleared, however short the memory: the longest episode
-    time, and whether a goal was found, fewer than ``optimism.LAPSE_EPISODES`` episodes in a row running to the limit
-    after it (``goal_seen``).
+    time, whether a goal was found (``goal_seen``), and how many episodes in a row have run to the limit since.
 
     :param size: the rollouts remembered
+    :param goal_lapses: whether a goal found stops counting as seen once ``optimism.LAPSE_EPISODES`` episodes in a row
+        after it have run to the limit (under ``gae_lambda="auto"``, ``auto_lambda``)
     """
 
-    def __init__(self, size: int):
+    def __init__(self, size: int, goal_lapses: bool = False):
+        self.goal_lapses = goal_lapses
         self.rollouts: deque[Equations] = deque(maxlen=size)
         self.last_fit: Fit | None = None
         self.longest_episode = 0
@@ -214,7 +216,7 @@ class BaselineMemory:
             self.goal_seen, self.limits_since_goal = True, rollout.limits_after_goal
         else:
             self.limits_since_goal += rollout.limits_after_goal
-        if self.limits_since_goal >= LAPSE_EPISODES:
+        if self.goal_lapses and self.limits_since_goal >= LAPSE_EPISODES:
             self.goal_seen = False
 
     def state(self) -> MemoryState:

@@ -14,9 +14,11 @@ step. A rollout short against the episodes may hold no episode's end at all: the
 neither the rollout nor an earlier one that the memory took found it (a rollout whose cost moved more, VecNormalize's
 first steps, did not), however short the memory: once found, a goal's returns carry the signal, and the raised
 baselines would only move the policy off it. But a random policy's episode may find it by chance (Acrobot's, in the
-first rollouts), after which every episode may run to the limit again, with returns that the time alone explains: a
-goal counts as seen until ``LAPSE_EPISODES`` episodes in a row after it, in the order they end, have run to the limit,
-however many rollouts that takes.
+first rollouts), after which every episode may run to the limit again, with returns that the time alone explains.
+Under a given lambda below 1 the lambda-returns over the fit still read that episode's better return; under
+``gae_lambda="auto"`` the fit explains those returns, "auto" takes lambda 1, and their Monte-Carlo advantages carry
+nothing: there (``BaselineMemory``'s ``goal_lapses``) a goal counts as seen until ``LAPSE_EPISODES`` episodes in a row
+after it, in the order they end, have run to the limit, however many rollouts that takes.
 
 Pure array code; nothing here knows of Stable-Baselines3 (torch's linear algebra, which keeps to torch's threads).
 """
@@ -29,8 +31,8 @@ import torch as th
 # One cost per step: the same reward on every env at each step, up to a scale that moves by at most this share from one
 # step to the next (VecNormalize's, which divides every env's reward by one running scale)
 SCALE_DRIFT = 1e-2
-# A goal found stops counting as seen once this many episodes in a row after it have run to the limit: it was found by
-# chance, not by the policy
+# Under gae_lambda="auto", a goal found stops counting as seen once this many episodes in a row after it have run to the
+# limit: it was found by chance, not by the policy
 LAPSE_EPISODES = 16
 
 

@@ -71,7 +71,8 @@ class GroupOptions:
         ``fourier``, ``fourier_scale`` and ``fourier_seed`` (linear: random Fourier features of the observation; None:
         a seed drawn from the model's), ``choose_size`` (linear: each fold chooses how many of the features it fits
         on held-out halves of its trajectories; False: all of them), ``optimism`` (linear, True by default: while
-        every step costs the same and no episode has found the goal, or 16 in a row since have run to the limit, the
+        every step costs the same and no episode has found the goal (under ``gae_lambda="auto"``, or 16 in a row since
+        have run to the limit), the
         baselines are raised where the fit has seen few samples, for lambda-returns to read as a critic's initial
         optimism; ``optimism``), ``target`` (linear:
         ``"auto"``, its own lambda-returns with GAE's lambda where that is below 1, as PPO's critic, and the returns

@@ -5,7 +5,7 @@ this folder's runs), marked where the two train bit for bit alike; per task the 
 mean final is below the reference's by more than the larger std over the seeds, or a candidate run never reaches the
 goal). For the swap suite (part 1), the 17-task IQM of PPO-normalised finals too, the 14 tasks where the change cannot
 act read from the runs the optimism's rule read (``../optimism_default/rule.py``) for both. With ``--fresh``, the
-candidate's fresh seeds beside PPO's. Prints markdown.
+fresh seeds of the lapse under "auto" only (part 2's setting) beside PPO's. Prints markdown.
 
     python benchmarks/swap/goal_lapse/rule.py
     python benchmarks/swap/goal_lapse/rule.py --fresh
@@ -119,8 +119,9 @@ def iqm(finals: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
 
 
 def fresh() -> list[str]:
+    """:return: the fresh seeds of the lapse under "auto" only (part 2's setting), beside PPO's"""
     lines = ["| task | setting | seed | candidate: first goal, final, last five | PPO |", "|---|---|---|---|---|"]
-    for _, tasks, _, _, _, candidate in PARTS:
+    for _, tasks, _, _, _, candidate in PARTS[1:]:
         for task in tasks:
             for seed in FRESH:
                 cells = []
