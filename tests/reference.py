@@ -96,6 +96,8 @@ class ReferenceGPG:
         age, k rollouts back; pooled: none), fourier, fourier_scale, fourier_seed (linear; a fourier_seed of None is
         0: give a group buffer's the seed it drew) and choose_size (linear: False fits all the features), optimism and
         target (linear), n_neighbors and max_samples (knn: every ceil(n / max_samples)-th candidate is searched)
+    :param goal_lapses: whether the optimism's goal stops counting once 16 episodes in a row after it have run to the
+        longest time (a buffer's under gae_lambda="auto")
     """
 
     def __init__(

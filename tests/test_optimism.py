@@ -38,7 +38,11 @@ def costly_rollouts(seed: int, n_rollouts: int = 3, drift: float = 0.003):
 
 
 def estimators(
-    optimism: bool, truncated_returns: str = "bootstrap", memory: int = 2, gae_lambda: float = LAMBDA, goal_lapses=False
+    optimism: bool,
+    truncated_returns: str = "bootstrap",
+    memory: int = 2,
+    gae_lambda: float = LAMBDA,
+    goal_lapses: bool = False,
 ):
     kwargs = dict(memory=memory, fourier=16, fourier_seed=3, optimism=optimism)
     options = dict(binning="time", baseline="linear", truncated_returns=truncated_returns, baseline_kwargs=kwargs)

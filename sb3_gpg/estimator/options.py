@@ -71,11 +71,10 @@ class GroupOptions:
         ``fourier``, ``fourier_scale`` and ``fourier_seed`` (linear: random Fourier features of the observation; None:
         a seed drawn from the model's), ``choose_size`` (linear: each fold chooses how many of the features it fits
         on held-out halves of its trajectories; False: all of them), ``optimism`` (linear, True by default: while
-        every step costs the same and no episode has found the goal (under ``gae_lambda="auto"``, or 16 in a row since
-        have run to the limit), the
-        baselines are raised where the fit has seen few samples, for lambda-returns to read as a critic's initial
-        optimism; ``optimism``), ``target`` (linear:
-        ``"auto"``, its own lambda-returns with GAE's lambda where that is below 1, as PPO's critic, and the returns
+        every step costs the same and no episode has found the goal (under ``gae_lambda="auto"``: or since then 16
+        episodes in a row have run to the limit), the baselines are raised where the fit has seen few samples, for
+        lambda-returns to read as a critic's initial optimism; ``optimism``), ``target`` (linear: ``"auto"``, its own
+        lambda-returns with GAE's lambda where that is below 1, as PPO's critic, and the returns
         at 1; ``"returns"``; or ``"lambda_returns"``; ``lambda_targets``), ``n_neighbors`` and ``max_samples`` (knn).
         ``{"memory": 0, "fourier": 0}`` fits each rollout alone on rllab's features
     """

@@ -90,7 +90,7 @@ def part(title: str, tasks: tuple[str, ...], seeds: tuple[int, ...], roots: tupl
         verdict = "behind" if behind > spread or not reached else ("ahead" if -behind > spread else "level")
         verdicts.append(
             f"- {task}: candidate {cand.mean():.1f} ± {cand.std():.1f} against {ref.mean():.1f} ± {ref.std():.1f}, "
-            f"behind by {behind:.1f} (larger spread {spread:.1f}); every candidate run reaches the goal: "
+            f"behind by {behind:.3f} (larger spread {spread:.3f}); every candidate run reaches the goal: "
             f"{'yes' if reached else 'no'}; {verdict}"
         )
         finals[task] = (ref, cand)
