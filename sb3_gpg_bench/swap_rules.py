@@ -48,6 +48,24 @@ def found(roots: Sequence[Path], task: str, setting: str, seed: int) -> Path | N
     return next((folder for root in roots if ((folder := run(root, task, setting, seed)) / "meta.json").is_file()), None)
 
 
+def goal_scores(run: Path, floor: float) -> tuple[str, float, float]:
+    """
+    :param floor: the score of episodes that never reach the goal (``NEVER_THERE``; 0 on MountainCarContinuous-v0)
+    :return: the step of the run's first evaluation above ``floor`` (the goal reached; "never" where none is), its
+        final evaluation and the mean of its last five
+    """
+    steps, returns = evaluations(run)
+    above = np.flatnonzero(returns > floor)
+    return (f"{steps[above[0]]:,}" if len(above) else "never"), float(returns[-1]), float(returns[-5:].mean())
+
+
+def goal_cell(run: Path, floor: float) -> str:
+    """:return: a table cell of ``goal_scores``: "first goal, final, last five", or "(not run)" for an unfinished run"""
+    if not (run / "meta.json").is_file():
+        return "(not run)"
+    return "{}, {:.1f}, {:.1f}".format(*goal_scores(run, floor))
+
+
 def of_ppo(gpg: float, ppo: float, floor: float) -> float:
     """:return: GPG's score as a fraction of PPO's over random play's ``floor``; NaN where PPO does no better than it"""
     return (gpg - floor) / (ppo - floor) if ppo > floor else float("nan")

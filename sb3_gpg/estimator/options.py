@@ -74,8 +74,8 @@ class GroupOptions:
         every step costs the same and no episode has found the goal (under ``gae_lambda="auto"``: or since then 16
         episodes in a row have run to the limit), the baselines are raised where the fit has seen few samples, for
         lambda-returns to read as a critic's initial optimism; ``optimism``), ``target`` (linear: ``"auto"``, its own
-        lambda-returns with GAE's lambda where that is below 1, as PPO's critic, and the returns
-        at 1; ``"returns"``; or ``"lambda_returns"``; ``lambda_targets``), ``n_neighbors`` and ``max_samples`` (knn).
+        lambda-returns with GAE's lambda where that is below 1, as PPO's critic, and the returns at 1; ``"returns"``;
+        or ``"lambda_returns"``; ``lambda_targets``), ``n_neighbors`` and ``max_samples`` (knn).
         ``{"memory": 0, "fourier": 0}`` fits each rollout alone on rllab's features
     """
 

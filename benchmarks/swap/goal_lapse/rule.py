@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 
 from sb3_gpg_bench import swap_rules
-from sb3_gpg_bench.timing import evaluations
 
 HERE = Path(__file__).parent
 SWAP = HERE.parent
@@ -68,13 +67,6 @@ PARTS = (
 FRESH = (110, 111)
 
 
-def scores(run: Path, floor: float) -> tuple[str, float, float]:
-    """:return: the run's first evaluation above ``floor`` (or "never"), its final evaluation and last five's mean"""
-    steps, returns = evaluations(run)
-    above = np.flatnonzero(returns > floor)
-    return (f"{steps[above[0]]:,}" if len(above) else "never"), float(returns[-1]), float(returns[-5:].mean())
-
-
 def parted(reference: Path, candidate: Path) -> str:
     """:return: "bit for bit" where the two runs' updates (their KL, logged every 2 rollouts) are alike, else the step
     from which they differ"""
@@ -103,7 +95,7 @@ def part(title: str, tasks: tuple[str, ...], seeds: tuple[int, ...], roots: tupl
                 if run is None:
                     cells.append("(not run)")
                     continue
-                first, final, last_five = scores(run, floor)
+                first, final, last_five = swap_rules.goal_scores(run, floor)
                 values[name].append(final)
                 reached = reached and (name == "reference" or first != "never")
                 cells.append(f"{first}, {final:.1f}, {last_five:.1f}")
@@ -151,11 +143,8 @@ def fresh() -> list[str]:
     for _, tasks, _, _, _, candidate in PARTS[1:2]:
         for task in tasks:
             for seed in FRESH:
-                cells = []
-                for setting in (candidate, "ppo"):
-                    run = swap_rules.run(HERE / "fresh_seeds", task, setting, seed)
-                    done = (run / "meta.json").is_file()
-                    cells.append("{}, {:.1f}, {:.1f}".format(*scores(run, FLOORS[task])) if done else "(not run)")
+                runs = [swap_rules.run(HERE / "fresh_seeds", task, setting, seed) for setting in (candidate, "ppo")]
+                cells = [swap_rules.goal_cell(run, FLOORS[task]) for run in runs]
                 lines.append(f"| {task} | {candidate} | {seed} | {' | '.join(cells)} |")
     return lines
 

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 
 from sb3_gpg_bench import swap_rules
-from sb3_gpg_bench.timing import evaluations
 
 HERE = Path(__file__).parent
 # an evaluation above the floor reached the goal (an episode that does not ends at the time limit)
@@ -23,13 +22,6 @@ FLOORS = {"MountainCar-v0": -200.0, "Acrobot-v1": -500.0}
 REFERENCE, CANDIDATE = "gpg_swap_lambda_auto_optimism", "gpg_swap_lambda_auto_cost"
 SEEDS = (100, 101, 104, 105)
 FRESH = (110, 111)
-
-
-def scores(run: Path, floor: float) -> tuple[str, float, float]:
-    """:return: the run's first evaluation above ``floor`` (or "never"), its final evaluation and last five's mean"""
-    steps, returns = evaluations(run)
-    above = np.flatnonzero(returns > floor)
-    return (f"{steps[above[0]]:,}" if len(above) else "never"), float(returns[-1]), float(returns[-5:].mean())
 
 
 def rule() -> list[str]:
@@ -45,7 +37,7 @@ def rule() -> list[str]:
                 if not (run / "meta.json").is_file():
                     cells.append("(not run)")
                     continue
-                first, final, last_five = scores(run, floor)
+                first, final, last_five = swap_rules.goal_scores(run, floor)
                 finals[setting].append(final)
                 reached = reached and (setting == REFERENCE or first != "never")
                 cells.append(f"{first}, {final:.1f}, {last_five:.1f}")
@@ -67,11 +59,8 @@ def fresh() -> list[str]:
     lines = ["| task | seed | candidate: first goal, final, last five | PPO |", "|---|---|---|---|"]
     for task, floor in FLOORS.items():
         for seed in FRESH:
-            cells = []
-            for setting in (CANDIDATE, "ppo"):
-                run = swap_rules.run(HERE / "fresh_seeds", task, setting, seed)
-                done = (run / "meta.json").is_file()
-                cells.append("{}, {:.1f}, {:.1f}".format(*scores(run, floor)) if done else "(not run)")
+            runs = [swap_rules.run(HERE / "fresh_seeds", task, setting, seed) for setting in (CANDIDATE, "ppo")]
+            cells = [swap_rules.goal_cell(run, floor) for run in runs]
             lines.append(f"| {task} | {seed} | {' | '.join(cells)} |")
     return lines
 

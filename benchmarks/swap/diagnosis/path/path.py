@@ -14,7 +14,6 @@ import numpy as np
 
 from sb3_gpg_bench import swap_rules
 from sb3_gpg_bench.dynamics import quarter_medians, series
-from sb3_gpg_bench.timing import evaluations
 
 HERE = Path(__file__).parent
 TASK = "MountainCar-v0"
@@ -55,14 +54,13 @@ def reading(runs: dict[tuple[str, int], Path], settings: tuple[str, ...], seeds:
             if not (run / "meta.json").is_file():
                 rows.append(f"| `{setting}` | {seed} | (not run) | | | | | |")
                 continue
-            steps, returns = evaluations(run)
-            above = np.flatnonzero(returns > FLOOR)
+            first, final, five = swap_rules.goal_scores(run, FLOOR)
             logged = series(run)
-            last_five.setdefault(setting, []).append(float(returns[-5:].mean()))
-            reached[setting] = reached.get(setting, True) and len(above) > 0
+            last_five.setdefault(setting, []).append(five)
+            reached[setting] = reached.get(setting, True) and first != "never"
             rows.append(
-                f"| `{setting}` | {seed} | {f'{steps[above[0]]:,}' if len(above) else 'never'} | {returns[-1]:.1f} | "
-                f"{returns[-5:].mean():.1f} | {quarters(quarter_medians([logged['rollout/ep_len_mean']]), 0)} | "
+                f"| `{setting}` | {seed} | {first} | {final:.1f} | {five:.1f} | "
+                f"{quarters(quarter_medians([logged['rollout/ep_len_mean']]), 0)} | "
                 f"{quarters(quarter_medians([logged['train/approx_kl']]), 5)} | "
                 f"{quarters(quarter_medians([logged['explained']]), 3)} |"
             )
