@@ -577,6 +577,9 @@ SWAP = [
     # the trend rule's candidate with the linear baseline's optimism while a constant cost per step hides the goal (as
     # gpg_swap_optimism's, below)
     *both_lambdas("gpg_swap_trend_long_folds8_optimism", f"{TREND_LONG},'n_folds':8,'optimism':True"),
+    # each fold choosing, with its size, between the default's level and one level over the last 32 rollouts, uncapped
+    # (the pooled screen's memory), by its held-out halves' returns
+    *both_lambdas("gpg_swap_pooled32", "'pooled_memory':32"),
     # the constructor's gae_lambda with the linear baseline fitted on the returns whatever lambda a rollout takes
     # (Ant-v5: does the lambda-returns' fit or the policy explain less of the returns?)
     Setting(

@@ -25,6 +25,7 @@ from sb3_gpg.common.envs import MaskedTMazeEnv
 from sb3_gpg.estimator import Estimate, GroupOptions, estimate
 from sb3_gpg.estimator.baseline_memory import BaselineMemory
 from sb3_gpg.estimator.binning import BINNINGS
+from sb3_gpg.estimator.fitted_baselines import remembered_rollouts
 from sb3_gpg.estimator.returns import episode_times
 from tests.forkserver import SERVER
 from tests.reference import ReferenceGPG
@@ -178,7 +179,7 @@ class RolloutEstimator:
         self.options = GroupOptions(**options).checked()
         self.next_times = np.zeros(n_envs, dtype=np.int64)
         # the linear baseline's memory of the last rollouts, as a buffer keeps it
-        self.memory = BaselineMemory((self.options.baseline_kwargs or {}).get("memory", 0), goal_lapses)
+        self.memory = BaselineMemory(remembered_rollouts(self.options.baseline_kwargs), goal_lapses)
 
     def __call__(self, observations, rewards, episode_starts, last_dones, last_obs=None) -> Estimate:
         times = episode_times(episode_starts, self.next_times)

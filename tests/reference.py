@@ -42,8 +42,8 @@ COARSER = {
 DEFAULT_KWARGS = {
     "bins": {},
     "linear": {"n_folds": 2, "ridge": 1e-3, "memory": 8, "recency": 0.8, "memory_weight": 1.0, "level": "own",
-               "fourier": 256, "fourier_scale": None, "fourier_seed": None, "choose_size": True, "optimism": True,
-               "target": "auto"},
+               "pooled_memory": 0, "pooled_recency": 0.9, "fourier": 256, "fourier_scale": None, "fourier_seed": None,
+               "choose_size": True, "optimism": True, "target": "auto"},
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }  # fmt: skip
 # The linear fit's sizes (its first features) chosen among, besides all of them; the first is the time's alone
@@ -93,7 +93,9 @@ class ReferenceGPG:
     :param baseline: "bins", "linear" or "knn"
     :param baseline_kwargs: given ones replace ``DEFAULT_KWARGS``: n_folds, ridge, memory, recency, memory_weight
         (None: no cap), level (own: an indicator per remembered rollout; trend: one column, a remembered rollout's
-        age, k rollouts back; pooled: none), fourier, fourier_scale, fourier_seed (linear; a fourier_seed of None is
+        age, k rollouts back; pooled: none), pooled_memory and pooled_recency (linear: each fold also tries one level
+        for the last pooled_memory rollouts, weighing pooled_recency ** k, uncapped; ``pooled_choices`` records which
+        folds took it), fourier, fourier_scale, fourier_seed (linear; a fourier_seed of None is
         0: give a group buffer's the seed it drew) and choose_size (linear: False fits all the features), optimism and
         target (linear), n_neighbors and max_samples (knn: every ceil(n / max_samples)-th candidate is searched)
     :param goal_lapses: whether the optimism's goal stops counting once 16 episodes in a row after it have run to the
@@ -130,6 +132,7 @@ class ReferenceGPG:
         self.time_of_next_step = [0] * n_envs
         # The linear baseline's remembered rollouts, oldest first: each {"samples": [Sample], "low": .., "high": ..}
         self.memory = []
+        self.pooled_choices = []  # per fold of the last fitted rollout: whether it took the pooled candidate
         # and the mean of the last rollout's fold fits
         self.last_fit = None
         # the longest episode time of any rollout the memory took (the optimism's goal: an episode that ends before it),
@@ -209,8 +212,10 @@ class ReferenceGPG:
                 queries = []
                 if self.truncated_returns == "bootstrap" and cut_trajectories:
                     queries = [self.features(last_obs[env], self.time_of_next_step[env]) for env in range(self.n_envs)]
+                recent = remembered_before[max(0, len(remembered_before) - self.baseline_kwargs["memory"]) :]
+                recent = recent if self.baseline_kwargs["memory"] else []
                 self.raise_by_novelty(observations, times, fitted_baselines, completed, queries, value_at_cut, found,
-                                      remembered_before)  # fmt: skip
+                                      recent)  # fmt: skip
         elif self.truncated_returns == "bootstrap":
             # The bins' value of the state after the rollout: its observation, the next episode time, rollout row n_steps
             next_times = np.array([self.time_of_next_step])
@@ -300,6 +305,7 @@ class ReferenceGPG:
             and each env's value after the rollout (by the fold of its cut trajectory; 0 where none)
         """
         bootstrap = self.truncated_returns == "bootstrap"
+        self.pooled_choices = []
         group = [t for t in trajectories if in_group[t[0][0]][t[0][1]]]
         group.sort(key=lambda t: (t[0][0], t[0][1]))  # dealt in the order they start: by row, then by env
         if not group:
@@ -321,7 +327,7 @@ class ReferenceGPG:
         samples.sort(key=lambda sample: (sample.env, sample.step))
         if fallback:
             # nothing to fit on yet: the bins' baselines; the linear baseline remembers the rollout all the same
-            if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0 and samples:
+            if self.baseline == "linear" and self.remembers() and samples:
                 values = [sample.y for sample in samples]
                 self.remember({"samples": samples, "low": min(values), "high": max(values), "seen": self.seen,
                                "streak": self.streak}, times)  # fmt: skip
@@ -350,7 +356,7 @@ class ReferenceGPG:
                     value_at_cut[sample.env] = value
                     if sample.env in values:
                         found.add(sample.env)
-        if self.baseline == "linear" and self.baseline_kwargs["memory"] > 0:
+        if self.baseline == "linear" and self.remembers():
             values = list(completed.values())
             rollout = {"samples": samples, "low": min(values, default=math.inf), "high": max(values, default=-math.inf),
                        "seen": self.seen, "streak": self.streak}  # fmt: skip
@@ -403,7 +409,8 @@ class ReferenceGPG:
     def remember(self, rollout, times):
         """Keep the rollout in the memory (the oldest forgotten past its length), and, however long the memory, its
         longest episode time, if longer than every one before, and whether it found the goal."""
-        self.memory = [*self.memory, rollout][-self.baseline_kwargs["memory"] :]
+        kept = max(self.baseline_kwargs["memory"], self.baseline_kwargs["pooled_memory"])
+        self.memory = [*self.memory, rollout][max(0, len(self.memory) + 1 - kept) :] if kept else []
         for row in times:
             for time in row:
                 self.longest_time = max(self.longest_time, int(time))
@@ -502,73 +509,90 @@ class ReferenceGPG:
             returns are not completed) and the fit
         """
         n_features = len((own or train or self.memory[-1]["samples"])[0].x)
-        remembered = self.remembered(len(train))
+        kwargs, level = self.baseline_kwargs, self.baseline_kwargs["level"]
+        remembered = self.remembered(len(train), kwargs["memory"], kwargs["recency"], kwargs["memory_weight"])
+        # (level, its memory): the level given, and with pooled_memory one level for the last pooled_memory rollouts
+        candidates = [(level, remembered)]
+        if kwargs["pooled_memory"] and self.memory:
+            candidates.append(("pooled", self.remembered(len(train), kwargs["pooled_memory"], kwargs["pooled_recency"],
+                                                         None)))  # fmt: skip
         completion = None
         if self.truncated_returns == "bootstrap":
-            if self.memory and self.last_fit is not None:
+            if remembered and self.last_fit is not None:  # the memory of the level given
                 completion = self.last_fit
             else:
                 # the complete returns of the other folds, and the remembered rollouts as they saw their returns
                 complete = [sample for sample in train if sample.g == 0]
                 if complete or remembered:
-                    completion = self.ranged_fit(complete, remembered, None, CANDIDATE_SIZES[0])
-        size = n_features
-        if self.baseline_kwargs["choose_size"]:
-            size = self.chosen_size(train, remembered, completion, n_features)
-        fit = self.ranged_fit(train, remembered, completion, size)
+                    completion = self.ranged_fit(complete, remembered, None, CANDIDATE_SIZES[0], level)
+        level, remembered, size = self.chosen_fit(train, candidates, completion, n_features)
+        fit = self.ranged_fit(train, remembered, completion, size, level)
         if completion is not None:
             for _ in range(VALUE_ITERATIONS):
                 completion = fit
-                fit = self.ranged_fit(train, remembered, completion, size)
+                fit = self.ranged_fit(train, remembered, completion, size, level)
+        self.pooled_choices.append(level == "pooled" and len(candidates) > 1)
         baselines = {(s.step, s.env): value(fit, s.x) for s in own}
         values = {}
         if completion is not None:
             values = {env: value(fit, query) for env, query in queries.items()}
         return baselines, values, fit
 
-    def ranged_fit(self, rows, remembered, completion, size):
+    def ranged_fit(self, rows, remembered, completion, size, level):
         """:return: the fit (``fit``) with the smallest and largest of the returns it was fitted on (``target_range``)"""
         low, high = self.target_range(rows, remembered, completion)
-        return {"coefficients": self.fit(rows, remembered, completion, size), "low": low, "high": high}
+        return {"coefficients": self.fit(rows, remembered, completion, size, level), "low": low, "high": high}
 
-    def remembered(self, n_train):
+    def remembers(self):
+        """:return: whether the linear baseline keeps rollouts, for its fit or for its pooled candidate"""
+        return self.baseline_kwargs["memory"] > 0 or self.baseline_kwargs["pooled_memory"] > 0
+
+    def remembered(self, n_train, count, recency, cap):
         """
         :param n_train: the current samples fitted on
-        :return: (weight, rollout) of each remembered rollout, oldest first: recency ** a, a rollouts back, all scaled
-            so that together they weigh at most memory_weight times n_train samples (no cap where it is None)
+        :param count: the last ``count`` remembered rollouts are read
+        :return: (weight, rollout) of each of them, oldest first: recency ** a, a rollouts back, all scaled so that
+            together they weigh at most cap times n_train samples (no cap where it is None)
         """
-        recency, cap = self.baseline_kwargs["recency"], self.baseline_kwargs["memory_weight"]
+        read = self.memory[max(0, len(self.memory) - count) :] if count else []
         raw = []
-        for index in range(len(self.memory)):
-            raw.append(recency ** (len(self.memory) - index))
+        for index in range(len(read)):
+            raw.append(recency ** (len(read) - index))
         total = 0.0
-        for weight, rollout in zip(raw, self.memory, strict=True):
+        for weight, rollout in zip(raw, read, strict=True):
             total += weight * len(rollout["samples"])
         scale = 1.0  # the memory alone (no current sample): unscaled
         if cap is not None and total > 0 and n_train > 0 and total > cap * n_train:
             scale = cap * n_train / total
-        return [(weight * scale, rollout) for weight, rollout in zip(raw, self.memory, strict=True)]
+        return [(weight * scale, rollout) for weight, rollout in zip(raw, read, strict=True)]
 
-    def chosen_size(self, train, remembered, completion, n_features):
+    def chosen_fit(self, train, candidates, completion, n_features):
         """
-        :param remembered: the memory, weighted for the whole of ``train`` (as the package weighs it)
-        :return: the first of the sizes of fit whose fit on one half of ``train`` (and the memory) predicts the other
-            half best, summed both ways; without two halves, all the features with a memory, else the time's alone
+        :param candidates: (level, remembered rollouts weighted for the whole of ``train``, as the package weighs them)
+        :return: the level, memory and size of the first candidate and size of fit (the sizes in order where
+            choose_size, else all the features) whose fit on one half of ``train`` (and its memory) predicts the other
+            half best, summed both ways; without two halves, the first candidate with a memory (else the first), and
+            all the features where it has one or the size is not chosen, else the time's alone
         """
         halves = [[s for s in train if s.half == 0], [s for s in train if s.half == 1]]
-        if not halves[0] or not halves[1]:
-            return n_features if self.memory else CANDIDATE_SIZES[0]
-        sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)})
-        best_error, best_size = math.inf, None
-        for size in sizes:
-            error = 0.0
-            for half in (0, 1):
-                fit = self.ranged_fit(halves[1 - half], remembered, completion, size)
-                for sample in halves[half]:
-                    error += (value(fit, sample.x) - target(sample, completion)) ** 2
-            if best_size is None or error < best_error:
-                best_error, best_size = error, size
-        return best_size
+        choose_size = self.baseline_kwargs["choose_size"]
+        if not halves[0] or not halves[1] or (len(candidates) == 1 and not choose_size):
+            level, remembered = next((c for c in candidates if c[1]), candidates[0])
+            return level, remembered, n_features if remembered or not choose_size else CANDIDATE_SIZES[0]
+        sizes = [n_features]
+        if choose_size:
+            sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)})
+        best_error, best = math.inf, None
+        for level, remembered in candidates:
+            for size in sizes:
+                error = 0.0
+                for half in (0, 1):
+                    fit = self.ranged_fit(halves[1 - half], remembered, completion, size, level)
+                    for sample in halves[half]:
+                        error += (value(fit, sample.x) - target(sample, completion)) ** 2
+                if best is None or error < best_error:
+                    best_error, best = error, (level, remembered, size)
+        return best
 
     @staticmethod
     def target_range(samples, remembered, completion):
@@ -580,7 +604,7 @@ class ReferenceGPG:
             low, high = min(low, rollout["low"]), max(high, rollout["high"])
         return low, high
 
-    def fit(self, rows, remembered, completion, size):
+    def fit(self, rows, remembered, completion, size, level):
         """
         Weighted ridge regression of the targets on the first ``size`` features and the remembered rollouts' level
         columns (``level_row``); each coefficient but the constant's penalised by ridge times the weight of all rows
@@ -591,14 +615,14 @@ class ReferenceGPG:
         :param completion: the fit that completes the cut returns, or None
         :return: the coefficients of the features (the level columns' dropped); None where there is no row
         """
-        n_levels = len(self.level_row(0, len(remembered)))
+        n_levels = len(self.level_row(0, len(remembered), level))
         n_columns = size + n_levels
         # each row: its columns, its weight, its sample and its level columns
         data = []
         for sample in rows:
             data.append(([*sample.x[:size], *[0.0] * n_levels], 1.0, sample, [0.0] * n_levels))
         for number, (weight, rollout) in enumerate(remembered):
-            levels = self.level_row(number, len(remembered))
+            levels = self.level_row(number, len(remembered), level)
             for sample in rollout["samples"]:
                 data.append(([*sample.x[:size], *levels], weight, sample, levels))
         if not data:
@@ -642,9 +666,9 @@ class ReferenceGPG:
         system = np.eye(n_columns) - np.array(moved).T
         return [float(value) for value in np.linalg.solve(system, np.array(solved(base)))][:size]
 
-    def level_row(self, number, n_remembered):
+    @staticmethod
+    def level_row(number, n_remembered, level):
         """:return: the level columns of the remembered rollout ``number`` (oldest first) of ``n_remembered``"""
-        level = self.baseline_kwargs["level"]
         if level == "own":
             return [1.0 if other == number else 0.0 for other in range(n_remembered)]
         if level == "trend":

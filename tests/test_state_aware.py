@@ -72,6 +72,20 @@ def fill(buffer, observations, rewards, starts, last_dones, last_obs) -> None:
     buffer.compute_returns_and_advantage(th.zeros(N_ENVS), last_dones, last_obs=last_obs)
 
 
+def assert_filled_as_the_reference(buffer, reference, rollout) -> np.ndarray:
+    """
+    Fill the buffer with the rollout and compare its returns, baselines and advantages with the reference's.
+
+    :return: the reference's baselines
+    """
+    fill(buffer, *rollout)
+    returns, baselines, advantages, _ = reference.advantages(*rollout)
+    np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(buffer.values, baselines, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-4, atol=1e-4)
+    return baselines
+
+
 def make_buffer(buffer_class, gae_lambda, **options):
     extra = {"hidden_state_shape": (N_STEPS, 1, N_ENVS, 4)} if buffer_class is RecurrentGroupRolloutBuffer else {}
     return buffer_class(N_STEPS, spaces.Box(-5, 5, (OBS_DIM,)), spaces.Discrete(3), gae_lambda=gae_lambda, gamma=GAMMA,
@@ -206,6 +220,8 @@ def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
         "recency": 0.8,
         "memory_weight": 1.0,
         "level": "trend",
+        "pooled_memory": 0,
+        "pooled_recency": 0.9,
         "fourier": 256,
         "fourier_scale": None,
         "fourier_seed": seed,
@@ -384,11 +400,7 @@ def test_the_linear_baselines_memory_and_fourier_features_match_the_reference_on
     }
     changed = {name: [] for name in without}
     for rollout in rollouts(seed=5, n_rollouts=4):
-        fill(buffer, *rollout)
-        returns, baselines, advantages, _ = reference.advantages(*rollout)
-        np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(buffer.values, baselines, rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-4, atol=1e-4)
+        baselines = assert_filled_as_the_reference(buffer, reference, rollout)
         for name, other in without.items():
             changed[name].append(bool(np.abs(other.advantages(*rollout)[1] - baselines).max() > 1e-3))
     # the memory from the second rollout on; the Fourier features where a fold's fit is chosen large enough to read
@@ -418,12 +430,8 @@ def test_the_linear_baselines_target_and_level_match_the_reference(options, othe
     without = make_buffer(GroupRolloutBuffer, 0.8, **kwargs, baseline_kwargs=dict(option_kwargs, **other))
     changed = []
     for rollout in rollouts(seed=7, n_rollouts=4):
-        fill(buffer, *rollout)
+        assert_filled_as_the_reference(buffer, reference, rollout)
         fill(without, *rollout)
-        returns, baselines, advantages, _ = reference.advantages(*rollout)
-        np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(buffer.values, baselines, rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-4, atol=1e-4)
         changed.append(bool(np.abs(without.values - buffer.values).max() > 1e-3))
     assert changed == changes, changed
 
@@ -440,11 +448,7 @@ def test_a_rollout_whose_every_trajectory_is_masked_is_not_remembered_as_the_ref
         observations, rewards, starts, last_dones, last_obs = rollout
         if index == 2:
             starts, last_dones = np.zeros_like(starts), np.zeros_like(last_dones)
-        fill(buffer, observations, rewards, starts, last_dones, last_obs)
-        returns, baselines, advantages, _ = reference.advantages(observations, rewards, starts, last_dones, last_obs)
-        np.testing.assert_allclose(buffer.returns, returns, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(buffer.values, baselines, rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(buffer.advantages, advantages, rtol=1e-4, atol=1e-4)
+        assert_filled_as_the_reference(buffer, reference, (observations, rewards, starts, last_dones, last_obs))
     assert len(buffer.baseline_memory) == 3 and len(reference.memory) == 3
 
 

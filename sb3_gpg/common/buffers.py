@@ -15,7 +15,7 @@ from sb3_gpg.common.swap_guards.foreign_loads import foreign_load_error
 from sb3_gpg.estimator import GROUP_OPTION_NAMES, GroupOptions, estimate
 from sb3_gpg.estimator.auto_lambda import AUTO_LAMBDA, WINDOW, chosen_lambda
 from sb3_gpg.estimator.baseline_memory import BaselineMemory, MemoryState
-from sb3_gpg.estimator.fitted_baselines import FITTED_BASELINES
+from sb3_gpg.estimator.fitted_baselines import FITTED_BASELINES, remembered_rollouts
 from sb3_gpg.estimator.optimism import goal_hidden, read_goal
 from sb3_gpg.estimator.returns import episode_times
 
@@ -95,7 +95,7 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
         self._next_episode_times = np.zeros(n_envs, dtype=np.int64)
         self._episode_times_computed = False
         self.baseline_memory = BaselineMemory(
-            (self.group_options.baseline_kwargs or {}).get("memory", 0), goal_lapses=self.auto_lambda
+            remembered_rollouts(self.group_options.baseline_kwargs), goal_lapses=self.auto_lambda
         )
         # A rollout's estimate computed again (before the next reset) reads the memory as it was before the first
         # time, and replaces what that one added

@@ -229,16 +229,22 @@ class BaselineMemory:
         self.rollouts.extend(state[0])
         self.last_fit, self.longest_episode, self.goal_seen, self.limits_since_goal = state[1:]
 
-    def weights(self, recency: float, n_current: int, cap: float | None) -> list[float]:
+    def recent(self, count: int) -> list[Equations]:
+        """:return: the last ``count`` remembered rollouts (all where there are fewer), oldest first"""
+        return list(self.rollouts)[max(0, len(self.rollouts) - count) :]
+
+    def weights(self, recency: float, n_current: int, cap: float | None, count: int) -> list[float]:
         """
         :param recency: the weight of the previous rollout; the one k back weighs ``recency ** k``
         :param n_current: the current rollout's samples in the fit
         :param cap: together the remembered rollouts weigh at most ``cap * n_current`` samples; None: no cap
-        :return: each remembered rollout's weight, oldest first, scaled to the cap (not scaled where the fit has no
+        :param count: the last ``count`` rollouts are weighed (``recent``)
+        :return: the weight of each of them, oldest first, scaled to the cap (not scaled where the fit has no
             current sample: the memory is all it has)
         """
-        raw = [recency ** (len(self.rollouts) - index) for index in range(len(self.rollouts))]
-        total = sum(weight * rollout.n_samples for weight, rollout in zip(raw, self.rollouts, strict=True))
+        rollouts = self.recent(count)
+        raw = [recency ** (len(rollouts) - index) for index in range(len(rollouts))]
+        total = sum(weight * rollout.n_samples for weight, rollout in zip(raw, rollouts, strict=True))
         scale = 1.0
         if cap is not None and total > 0 and n_current > 0:
             scale = min(1.0, cap * n_current / total)

@@ -9,6 +9,12 @@ baseline iterates (``VALUE_ITERATIONS``) from the last rollout's fit (or from a 
 each fit's targets being the cut returns completed with the previous fit's values; knn takes the mean complete return
 of the nearest samples. A sample's own return is completed by its own fold's fit.
 
+With ``pooled_memory``, each fold of the linear baseline has a second candidate: the last ``pooled_memory`` rollouts,
+uncapped, at one level with the current rollout's. A rollout of few trajectories reads its level poorly from half of
+them, and the pooled level gives that evidence; a drift makes it lag. The fold takes, with its size, whichever of the
+two fits on one half of its trajectories (and the memory) predicts the other half best, so it keeps the level of its
+own where the returns have moved.
+
 Pure array code on one group's samples, env-major (see ``returns.env_major``); nothing here knows of Stable-Baselines3.
 """
 
@@ -64,6 +70,7 @@ class FittedEstimate(NamedTuple):
     :param last_fit: the mean of the folds' linear fits (within the widest of their ranges), where the next rollout's
         value iteration starts
     :param fit_size: the mean over the folds of the features their linear fits used (``choose_size``); NaN without one
+    :param pooled_share: the share of the folds that took the pooled candidate (``pooled_memory``); NaN without one
     """
 
     baselines: np.ndarray | None
@@ -73,6 +80,7 @@ class FittedEstimate(NamedTuple):
     memory_entry: Equations | None
     last_fit: Fit | None
     fit_size: float = float("nan")
+    pooled_share: float = float("nan")
 
 
 def fitted_estimate(
@@ -115,9 +123,10 @@ def fitted_estimate(
         features, cut_features = standardise(samples.features, samples.cut_features)
         samples = samples._replace(features=features, cut_features=cut_features)
     fits: list[Fit | None] = []
-    # the memory's equations by the remembered rollouts' weights: the folds whose weights agree (all of them where the
-    # memory is uncapped) share one assembly
-    systems: dict[tuple[float, ...], System] = {}
+    pooled: list[bool] = []
+    # the memory's equations by their level and the remembered rollouts' weights: the folds whose weights agree (all of
+    # them where the memory is uncapped) share one assembly
+    systems: dict[tuple[str, tuple[float, ...]], System] = {}
     # the linear fit's statistics of each fold's halves, made once: a fold's training halves and the memory's entry
     # are sums of them
     blocks = [
@@ -127,7 +136,7 @@ def fitted_estimate(
     for fold_id in fold_ids:
         own = folds == fold_id if fold_id >= 0 else np.ones(n_samples, dtype=bool)
         train = ~own if fold_id >= 0 else np.zeros(n_samples, dtype=bool)
-        fold_result: tuple[np.ndarray, np.ndarray, bool, Fit | None]
+        fold_result: tuple[np.ndarray, np.ndarray, bool, Fit | None, bool]
         if baseline == "linear":
             # fitted on the other folds' halves (on none where the fit is the memory's alone)
             others = [pair for fold, pair in enumerate(blocks) if fold != fold_id] if fold_id >= 0 else []
@@ -135,16 +144,17 @@ def fitted_estimate(
             fold_result = _linear_fold(samples, train, own, halves, history, bootstrap, systems, **kwargs)
         else:
             fold_result = _knn_fold(samples, train, own, history, bootstrap, **kwargs)
-        fold_baselines, values, has_value, fold_fit = fold_result
+        fold_baselines, values, has_value, fold_fit, fold_pooled = fold_result
         baselines[own] = fold_baselines
         own_cut = own & cut
         returns[own_cut] += samples.discounts[own_cut] * values[samples.envs[own_cut]]
         own_envs = np.unique(samples.envs[own_cut])
         values_at_cut[own_envs], found[own_envs] = values[own_envs], has_value
         fits.append(fold_fit)
+        pooled.append(fold_pooled)
     memory_entry: Equations | None = None
     last_fit: Fit | None = None
-    fit_size = float("nan")
+    fit_size = pooled_share = float("nan")
     if baseline == "linear":
         whole = _sum([block for pair in blocks for block in pair], samples)
         memory_entry = whole._replace(low=float(returns.min(initial=np.inf)), high=float(returns.max(initial=-np.inf)))
@@ -155,7 +165,9 @@ def fitted_estimate(
                 mean[: len(fit.coefficients)] += fit.coefficients / len(usable)
             last_fit = Fit(mean, min(fit.low for fit in usable), max(fit.high for fit in usable))
             fit_size = float(np.mean([len(fit.coefficients) for fit in usable]))
-    return FittedEstimate(baselines, returns, values_at_cut, found, memory_entry, last_fit, fit_size)
+        if kwargs["pooled_memory"]:
+            pooled_share = float(np.mean(pooled))
+    return FittedEstimate(baselines, returns, values_at_cut, found, memory_entry, last_fit, fit_size, pooled_share)
 
 
 def _linear_fold(
@@ -165,27 +177,29 @@ def _linear_fold(
     halves: list[Equations],
     history: BaselineMemory | None,
     bootstrap: bool,
-    systems: dict[tuple[float, ...], System],
+    systems: dict[tuple[str, tuple[float, ...]], System],
     **kwargs: Any,
-) -> tuple[np.ndarray, np.ndarray, bool, Fit]:
+) -> tuple[np.ndarray, np.ndarray, bool, Fit, bool]:
     """
     :param train: the samples fitted on (the other folds')
     :param own: the samples whose baselines are fitted
     :param halves: the statistics of each half of the samples fitted on
     :param bootstrap: whether the cut returns are completed
-    :param systems: the memory's systems already assembled, by the remembered rollouts' weights (filled here)
-    :return: the own samples' baselines, each env's value after the rollout, whether there is one, and the fit
+    :param systems: the memory's systems already assembled, by level and the remembered rollouts' weights (filled here)
+    :return: the own samples' baselines, each env's value after the rollout, whether there is one, the fit, and whether
+        it took the pooled candidate (``pooled_memory``)
     """
-    ridge, recency = kwargs["ridge"], kwargs["recency"]
+    ridge, n_train = kwargs["ridge"], int(train.sum())
     remembered: list[tuple[float, Equations]] = []
     if history is not None and len(history):
-        weights = history.weights(recency, int(train.sum()), kwargs["memory_weight"])
-        remembered = list(zip(weights, history.rollouts, strict=True))
-    # the remembered rollouts' equations, assembled once for every fit of the fold (and of the folds weighing them alike)
-    key = tuple(weight for weight, _ in remembered)
-    if key not in systems:
-        systems[key] = System(remembered, kwargs["level"])
-    memory = systems[key]
+        weights = history.weights(kwargs["recency"], n_train, kwargs["memory_weight"], kwargs["memory"])
+        remembered = list(zip(weights, history.recent(kwargs["memory"]), strict=True))
+    memory = _system(systems, remembered, kwargs["level"])
+    candidates = [memory]
+    if kwargs["pooled_memory"] and history is not None and len(history):
+        weights = history.weights(kwargs["pooled_recency"], n_train, None, kwargs["pooled_memory"])
+        pooled = list(zip(weights, history.recent(kwargs["pooled_memory"]), strict=True))
+        candidates.append(_system(systems, pooled, "pooled"))
     completion = None
     if bootstrap:
         completion = history.last_fit if history is not None and remembered else None
@@ -194,16 +208,27 @@ def _linear_fold(
             # where to start: the other folds' complete returns, and the remembered rollouts' returns as far as they saw
             start = memory.plus(_equations(samples, complete))
             completion = _fit(start, None, ridge, BASE_FEATURES, _targets(samples, complete, None))
-    system = memory.plus(halves[0].plus(halves[1]) if train.any() else None)
-    size = samples.features.shape[1]
-    if kwargs["choose_size"]:
-        size = _chosen_size(samples, train, halves, memory, completion, ridge)
+    chosen, size = _chosen_fit(samples, train, halves, candidates, completion, ridge, kwargs["choose_size"])
+    system = candidates[chosen].plus(halves[0].plus(halves[1]) if train.any() else None)
     fit = _fit(system, completion, ridge, size, _targets(samples, train, completion))
     for _ in range(VALUE_ITERATIONS if completion is not None else 0):
         completion = fit
         fit = _fit(system, completion, ridge, size, _targets(samples, train, completion))
     values = fit.values(samples.cut_features) if completion is not None else np.zeros(len(samples.cut_features))
-    return fit.values(samples.features[own]), values, completion is not None, fit
+    return fit.values(samples.features[own]), values, completion is not None, fit, chosen == 1
+
+
+def _system(
+    systems: dict[tuple[str, tuple[float, ...]], System], remembered: list[tuple[float, Equations]], level: str
+) -> System:
+    """
+    :return: the remembered rollouts' equations at ``level``, assembled once for every fit of the fold (and of the
+        folds weighing them alike)
+    """
+    key = (level, tuple(weight for weight, _ in remembered))
+    if key not in systems:
+        systems[key] = System(remembered, level)
+    return systems[key]
 
 
 def _fit(system: System, completion: Fit | None, ridge: float, size: int, targets: np.ndarray) -> Fit:
@@ -231,39 +256,45 @@ def _targets(samples: Samples, rows: np.ndarray, completion: Fit | None) -> np.n
     return samples.partial[rows] + samples.discounts[rows] * completion.values(samples.cut_features)[samples.envs[rows]]
 
 
-def _chosen_size(
+def _chosen_fit(
     samples: Samples,
     train: np.ndarray,
     halves: list[Equations],
-    memory: System,
+    candidates: list[System],
     completion: Fit | None,
     ridge: float,
-) -> int:
+    choose_size: bool,
+) -> tuple[int, int]:
     """
     :param halves: the statistics of the two halves of the training trajectories
-    :param memory: the remembered rollouts' equations
-    :return: the size of fit (``CANDIDATE_SIZES``, and all the features) whose fit on one half and the memory predicts
-        the other half best, summed over both ways; with no two halves to choose on (a training set of one
-        trajectory), all the features where there is a memory (a rollout of long episodes, whose fit rests on it),
-        else the time's alone
+    :param candidates: the remembered rollouts' equations: at the level given, then (``pooled_memory``) pooled
+    :param choose_size: whether the size is chosen (else all the features)
+    :return: the candidate and the size of fit (``CANDIDATE_SIZES``, and all the features, where ``choose_size``)
+        whose fit on one half and the memory predicts the other half best, summed over both ways (the first of them
+        on a tie); with no two halves to choose on (a training set of one trajectory), the first candidate with a
+        memory (else the first), and all the features where it has one (a rollout of long episodes, whose fit rests
+        on it) or the size is not chosen, else the time's alone
     """
     n_features = samples.features.shape[1]
-    if not (halves[0].n_samples and halves[1].n_samples):
-        return n_features if memory.remembered else BASE_FEATURES
-    sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)})
-    # each half's rows, features and targets once, for every size
+    if not (halves[0].n_samples and halves[1].n_samples) or (len(candidates) == 1 and not choose_size):
+        chosen = next((number for number, memory in enumerate(candidates) if memory.remembered), 0)
+        return chosen, n_features if candidates[chosen].remembered or not choose_size else BASE_FEATURES
+    sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)}) if choose_size else [n_features]
+    # each half's rows, features and targets once, for every candidate and size
     split = [train & (samples.halves == half) for half in (0, 1)]
     held_out = [(samples.features[rows], _targets(samples, rows, completion)) for rows in split]
-    systems = [memory.plus(halves[half]) for half in (0, 1)]
-    errors = []
-    for size in sizes:
-        error = 0.0
-        for half in (0, 1):
-            fit = _fit(systems[1 - half], completion, ridge, size, held_out[1 - half][1])
-            features, targets = held_out[half]
-            error += float(np.sum((fit.values(features) - targets) ** 2))
-        errors.append(error)
-    return sizes[int(np.argmin(errors))]
+    choices, errors = [], []
+    for number, memory in enumerate(candidates):
+        systems = [memory.plus(halves[half]) for half in (0, 1)]
+        for size in sizes:
+            error = 0.0
+            for half in (0, 1):
+                fit = _fit(systems[1 - half], completion, ridge, size, held_out[1 - half][1])
+                features, targets = held_out[half]
+                error += float(np.sum((fit.values(features) - targets) ** 2))
+            choices.append((number, size))
+            errors.append(error)
+    return choices[int(np.argmin(errors))]
 
 
 def _equations(samples: Samples, rows: np.ndarray) -> Equations:
@@ -289,7 +320,7 @@ def _sum(parts: list[Equations], samples: Samples) -> Equations:
 
 def _knn_fold(
     samples: Samples, train: np.ndarray, own: np.ndarray, history: BaselineMemory | None, bootstrap: bool, **kwargs: Any
-) -> tuple[np.ndarray, np.ndarray, bool, None]:
+) -> tuple[np.ndarray, np.ndarray, bool, None, bool]:
     """
     :return: the own samples' baselines (the mean return of the nearest samples of the other folds, their cut returns
         completed), each env's value after the rollout (the mean complete return of the nearest complete samples of the
@@ -304,4 +335,4 @@ def _knn_fold(
         values = knn_mean(samples.features[complete], train_returns, samples.cut_features, n_neighbors, max_samples)
     targets = samples.partial[train] + samples.discounts[train] * values[samples.envs[train]]
     baselines = knn_mean(samples.features[train], targets, samples.features[own], n_neighbors, max_samples)
-    return baselines, values, has_value, None
+    return baselines, values, has_value, None, False

@@ -17,7 +17,7 @@ import numpy as np
 from sb3_gpg.estimator.baseline_memory import BaselineMemory, Equations, Fit
 from sb3_gpg.estimator.binning import Binning, binning_levels
 from sb3_gpg.estimator.cross_fitting import FittedEstimate, Samples, fitted_estimate
-from sb3_gpg.estimator.fitted_baselines import knn_features, linear_features, trajectory_order
+from sb3_gpg.estimator.fitted_baselines import knn_features, linear_features, remembered_rollouts, trajectory_order
 from sb3_gpg.estimator.group_baseline import advantage_stats, group_baselines, group_bootstrap
 from sb3_gpg.estimator.lambda_targets import lambda_terms, selected
 from sb3_gpg.estimator.optimism import GoalReading, goal_hidden, novelty, read_goal
@@ -232,11 +232,12 @@ def estimate(
         "fitted_baseline_fallback": float(options.baseline != "bins" and not fits),
         **({"optimism_raised": float(raised)} if options.linear_optimism else {}),
         **({"fit_size": fitted.fit_size} if options.baseline == "linear" and fitted is not None and fits else {}),
+        **({"pooled_share": fitted.pooled_share} if fitted is not None and fits and not np.isnan(fitted.pooled_share) else {}),
         "advantage_time": time.perf_counter() - start,
     }
     in_loss = None if in_group.all() else in_group
     memory_entry = last_fit = None
-    remembers = options.baseline == "linear" and (options.baseline_kwargs or {})["memory"] > 0
+    remembers = options.baseline == "linear" and remembered_rollouts(options.baseline_kwargs) > 0
     if fitted is not None and remembers and in_group.any():
         memory_entry, last_fit = fitted.memory_entry, fitted.last_fit
     return Estimate(step_returns, step_baselines, advantages, in_loss, explained, stats, memory_entry, last_fit)
@@ -360,7 +361,8 @@ def _fitted(
         fitted = fitted._replace(memory_entry=entry)
     if not (optimistic and fitted is not None and fitted.baselines is not None and fitted.memory_entry is not None):
         return fitted, False
-    grams = [fitted.memory_entry.gram, *(rollout.gram for rollout in (memory.rollouts if memory is not None else []))]
+    recent = memory.recent(baseline_kwargs["memory"]) if memory is not None else []
+    grams = [fitted.memory_entry.gram, *(rollout.gram for rollout in recent)]
     # the states after the rollout are scored where they complete cut returns (else their features are zeros)
     queries = cut_features if bootstrap and cut[-1].any() else cut_features[:0]
     bonus = float(np.std(fitted.returns)) * np.sqrt(

@@ -6,7 +6,8 @@ enter its own baseline. Their arguments, features and neighbour search are here.
 ``"linear"``: ridge regression on a cubic in the episode time, a constant, the clipped observation and its squares
 (the features of rllab's LinearFeatureBaseline; a random projection of the observation where it has many
 dimensions) and random Fourier features of it, fitted together with the last rollouts (``memory``, ``recency``,
-``memory_weight``, ``level``: ``baseline_memory``) on the returns, or on its own lambda-returns (``target``:
+``memory_weight``, ``level``: ``baseline_memory``; ``pooled_memory``, ``pooled_recency``: a second candidate per fold,
+``cross_fitting``) on the returns, or on its own lambda-returns (``target``:
 ``lambda_targets``). ``"knn"``: the mean return of the k nearest samples of other trajectories in standardised
 (observation, episode time), searched among at most ``max_samples`` of them.
 
@@ -38,6 +39,8 @@ BASELINE_KWARGS: dict[str, dict[str, Any]] = {
         "recency": 0.8,
         "memory_weight": 1.0,
         "level": "own",
+        "pooled_memory": 0,
+        "pooled_recency": 0.9,
         "fourier": 256,
         "fourier_scale": None,
         "fourier_seed": None,
@@ -78,12 +81,12 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
         accepted = ", ".join(BASELINE_KWARGS[baseline]) or "none"
         raise ValueError(f"baseline_kwargs {unknown} are not arguments of baseline={baseline!r} (it takes: {accepted}).")
     kwargs = {**BASELINE_KWARGS[baseline], **given}
-    for name in ("n_folds", "n_neighbors", "max_samples", "memory", "fourier", "fourier_seed"):
+    for name in ("n_folds", "n_neighbors", "max_samples", "memory", "pooled_memory", "fourier", "fourier_seed"):
         if name in kwargs and not (name == "fourier_seed" and kwargs[name] is None):
             if isinstance(kwargs[name], bool) or not isinstance(kwargs[name], numbers.Integral):
                 raise ValueError(f"baseline_kwargs['{name}'] must be an integer, got {kwargs[name]!r}.")
             kwargs[name] = int(kwargs[name])  # NumPy's integers too: the memory's deque takes Python's
-    for name in ("ridge", "recency", "memory_weight", "fourier_scale"):
+    for name in ("ridge", "recency", "pooled_recency", "memory_weight", "fourier_scale"):
         if kwargs.get(name) is not None:
             check_real(f"baseline_kwargs['{name}']", kwargs[name])
             kwargs[name] = float(kwargs[name])  # NumPy's floats too: a float32 would round the weights it scales
@@ -104,7 +107,14 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
     _check_ranges(kwargs)
     # Arguments of a part that is off would be ignored without a word (their defaults, written out, change nothing)
     # (fourier_seed also draws the projection of large observations: taken whatever fourier is)
-    for name, part in (("recency", "memory"), ("memory_weight", "memory"), ("level", "memory"), ("fourier_scale", "fourier")):
+    parts = {
+        "recency": "memory",
+        "memory_weight": "memory",
+        "level": "memory",
+        "pooled_recency": "pooled_memory",
+        "fourier_scale": "fourier",
+    }
+    for name, part in parts.items():
         if name in given and kwargs[part] == 0 and kwargs[name] != BASELINE_KWARGS[baseline][name]:
             raise ValueError(
                 f"baseline_kwargs['{name}'] is an argument of the {part} (baseline_kwargs['{part}']), which is 0 (off): "
@@ -125,10 +135,12 @@ def _check_ranges(kwargs: dict[str, Any]) -> None:
             raise ValueError(f"baseline_kwargs['{name}'] must be at least 1, got {kwargs[name]}.")
     if not 0 < kwargs.get("ridge", 1.0) < math.inf:  # NaN too
         raise ValueError(f"baseline_kwargs['ridge'] must be positive and finite, got {kwargs['ridge']}.")
-    if kwargs.get("memory", 0) < 0:
-        raise ValueError(f"baseline_kwargs['memory'] must be at least 0 (rollouts remembered), got {kwargs['memory']}.")
-    if not 0 < kwargs.get("recency", 1.0) <= 1:
-        raise ValueError(f"baseline_kwargs['recency'] must be in (0, 1], got {kwargs['recency']}.")
+    for name in ("memory", "pooled_memory"):
+        if kwargs.get(name, 0) < 0:
+            raise ValueError(f"baseline_kwargs['{name}'] must be at least 0 (rollouts remembered), got {kwargs[name]}.")
+    for name in ("recency", "pooled_recency"):
+        if not 0 < kwargs.get(name, 1.0) <= 1:
+            raise ValueError(f"baseline_kwargs['{name}'] must be in (0, 1], got {kwargs[name]}.")
     if kwargs.get("memory_weight") is not None and not 0 < kwargs["memory_weight"] <= math.inf:  # NaN too
         raise ValueError(
             f"baseline_kwargs['memory_weight'] must be positive (or None: no cap), got {kwargs['memory_weight']}."
@@ -140,6 +152,12 @@ def _check_ranges(kwargs: dict[str, Any]) -> None:
         raise ValueError(
             f"baseline_kwargs['fourier_scale'] must be positive and finite (or None), got {kwargs['fourier_scale']}."
         )
+
+
+def remembered_rollouts(baseline_kwargs: dict[str, Any] | None) -> int:
+    """:return: the rollouts a linear baseline's memory holds: as many as its fit or its pooled candidate reads"""
+    kwargs = baseline_kwargs or {}
+    return max(kwargs.get("memory", 0), kwargs.get("pooled_memory", 0))
 
 
 def linear_features(

@@ -1,0 +1,137 @@
+"""
+The linear baseline's pooled candidate (``baseline_kwargs["pooled_memory"]``): each fold chooses, with its size, between
+the level given and one level over the last ``pooled_memory`` rollouts, uncapped. Checked against the loop-by-loop
+reference, and its promises by perturbing the input: a rollout whose returns have moved keeps a level of its own (no
+lag), and no trajectory's returns enter its own baselines through the choice.
+"""
+
+import numpy as np
+import pytest
+
+from sb3_gpg.common.buffers import GroupRolloutBuffer
+from tests.helpers import RolloutEstimator
+from tests.reference import ReferenceGPG
+from tests.test_state_aware import GAMMA, N_ENVS, assert_filled_as_the_reference, fill, make_buffer, rollouts
+
+POOLED_CASES = [
+    dict(memory=2, recency=0.7, pooled_memory=4, target="returns"),
+    dict(memory=2, recency=0.7, pooled_memory=4, pooled_recency=0.6, target="lambda_returns"),
+    dict(memory=0, pooled_memory=3, target="returns"),
+    dict(memory=2, pooled_memory=3, choose_size=False, target="returns"),
+]
+
+
+@pytest.mark.parametrize("options", POOLED_CASES, ids=str)
+@pytest.mark.parametrize("truncated_returns", ["keep", "bootstrap"])
+def test_the_pooled_candidate_matches_the_reference(options, truncated_returns):
+    kwargs = dict(binning="time", baseline="linear", truncated_returns=truncated_returns)
+    option_kwargs = dict(fourier=8, fourier_seed=3, **options)
+    buffer = make_buffer(GroupRolloutBuffer, 0.8, **kwargs, baseline_kwargs=option_kwargs)
+    reference = ReferenceGPG(N_ENVS, GAMMA, gae_lambda=0.8, **kwargs, baseline_kwargs=option_kwargs)
+    # guard: the candidate is taken by some folds and not by others, and changes the baselines
+    off = {name: value for name, value in option_kwargs.items() if name != "pooled_recency"}
+    without = make_buffer(GroupRolloutBuffer, 0.8, **kwargs, baseline_kwargs=dict(off, pooled_memory=0))
+    shares, changed = [], []
+    for rollout in rollouts(seed=11, n_rollouts=8):
+        assert_filled_as_the_reference(buffer, reference, rollout)
+        fill(without, *rollout)
+        if reference.pooled_choices:
+            assert buffer.group_stats["pooled_share"] == pytest.approx(np.mean(reference.pooled_choices))
+            shares.append(buffer.group_stats["pooled_share"])
+        changed.append(bool(np.abs(without.values - buffer.values).max() > 1e-3))
+    assert len(buffer.baseline_memory) == max(options["memory"], options["pooled_memory"])
+    assert max(shares) > 0 and min(shares) < 1 and any(changed), (shares, changed)
+
+
+def drifting_rollouts(seed: int, levels: list[float], n_envs: int = 8, n_steps: int = 16):
+    """
+    Rollouts of a reward that is the observation's first value plus the rollout's level, episodes of random length,
+    each rollout starting where the last ended.
+    """
+    rng = np.random.default_rng(seed)
+    last_dones = np.ones(n_envs, dtype=bool)
+    for level in levels:
+        observations = rng.normal(size=(n_steps, n_envs, 3)).astype(np.float32)
+        rewards = (observations[..., 0] + level + 0.5 * rng.normal(size=(n_steps, n_envs))).astype(np.float32)
+        starts = (rng.random((n_steps, n_envs)) < 0.15).astype(np.float32)
+        starts[0] = last_dones
+        last_dones = rng.random(n_envs) < 0.15
+        yield observations, rewards, starts, last_dones, rng.normal(size=(n_envs, 3)).astype(np.float32)
+
+
+def test_a_rollout_whose_returns_moved_keeps_a_level_of_its_own():
+    # Six rollouts at one level, then one whose every reward is 3 higher: the pooled level would lag it, so every fold
+    # keeps the level given, and its baselines are those of the option off (the cut returns kept: completed, they would
+    # start from the last rollout's fit, which the candidate made)
+    levels = [0.0] * 6 + [3.0]
+    options = dict(baseline="linear", binning="time", truncated_returns="keep")
+    kwargs = dict(fourier=8, fourier_seed=0, target="returns")
+    pooled = RolloutEstimator(8, 0.9, **options, baseline_kwargs=dict(kwargs, pooled_memory=8))
+    alone = RolloutEstimator(8, 0.9, **options, baseline_kwargs=kwargs)
+    always_pooled = RolloutEstimator(8, 0.9, **options, baseline_kwargs=dict(kwargs, level="pooled", memory_weight=None))
+    for number, rollout in enumerate(drifting_rollouts(seed=0, levels=levels)):
+        result, off, lagging = pooled(*rollout), alone(*rollout), always_pooled(*rollout)
+        if number == 1:
+            before = result.stats["pooled_share"]
+    # guard: at one level the candidate is taken
+    assert before > 0
+    assert result.stats["pooled_share"] == 0.0
+    np.testing.assert_array_equal(result.baselines, off.baselines)
+    # and a level pooled over the memory would have lagged it
+    lag = np.mean(lagging.returns - lagging.baselines)
+    assert lag > 2 * abs(np.mean(result.returns - result.baselines)) and lag > 1.0, lag
+
+
+def test_no_trajectory_returns_enter_its_own_baseline_through_the_choice():
+    # After three rollouts alike, one trajectory's rewards scaled in the fourth: its own baselines must not move,
+    # although the other folds' choices may
+    options = dict(baseline="linear", binning="time", truncated_returns="bootstrap")
+    baseline_kwargs = dict(fourier=8, fourier_seed=0, target="returns", pooled_memory=4, n_folds=4)
+    results = []
+    for scale in (1.0, 5.0):
+        estimator = RolloutEstimator(8, 0.9, **options, baseline_kwargs=baseline_kwargs)
+        for number, rollout in enumerate(drifting_rollouts(seed=3, levels=[0.0] * 4)):
+            observations, rewards, starts, last_dones, last_obs = rollout
+            if number == 3:
+                starts[1:, 0] = 0.0  # env 0's rollout is one trajectory
+                rewards = rewards.copy()
+                rewards[:, 0] *= scale
+            result = estimator(observations, rewards, starts, last_dones, last_obs)
+        results.append(result)
+    np.testing.assert_allclose(results[0].baselines[:, 0], results[1].baselines[:, 0], rtol=1e-6)
+    assert not np.allclose(results[0].baselines[:, 1:], results[1].baselines[:, 1:])
+
+
+def test_a_rollout_of_one_trajectory_trains_as_without_the_candidate():
+    # One env whose rollouts each hold one piece of one long episode (MountainCarContinuous-v0's): no fold has two
+    # halves to choose on, so the default's fit serves, and the optimism reads the default's memory
+    options = dict(baseline="linear", binning="time", truncated_returns="bootstrap")
+    kwargs = dict(fourier=8, fourier_seed=0, memory=2)
+    pooled = RolloutEstimator(1, 0.9, gae_lambda=0.8, **options, baseline_kwargs=dict(kwargs, pooled_memory=6))
+    alone = RolloutEstimator(1, 0.9, gae_lambda=0.8, **options, baseline_kwargs=kwargs)
+    rng = np.random.default_rng(0)
+    for number in range(6):
+        observations = rng.normal(size=(8, 1, 3)).astype(np.float32)
+        rewards = np.full((8, 1), -0.1, dtype=np.float32)  # one cost per step: the optimism acts
+        starts = np.zeros((8, 1), dtype=np.float32)
+        starts[0] = number == 0
+        rollout = (observations, rewards, starts, np.zeros(1, dtype=bool), rng.normal(size=(1, 3)).astype(np.float32))
+        result, off = pooled(*rollout), alone(*rollout)
+        np.testing.assert_array_equal(result.advantages, off.advantages)
+        assert "pooled_share" not in result.stats or result.stats["pooled_share"] == 0.0
+    assert len(pooled.memory) == 6 and len(alone.memory) == 2
+    assert off.stats.get("optimism_raised") == 1.0  # guard: the optimism acted, on the default's memory
+
+
+@pytest.mark.parametrize(
+    ("baseline_kwargs", "match"),
+    [
+        ({"pooled_memory": -1}, r"pooled_memory.*at least 0"),
+        ({"pooled_memory": 1.5}, r"pooled_memory.*integer"),
+        ({"pooled_memory": 4, "pooled_recency": 0.0}, r"pooled_recency.*\(0, 1\]"),
+        ({"pooled_recency": 0.5}, r"pooled_recency.*pooled_memory.*0 \(off\)"),
+    ],
+)
+def test_bad_pooled_arguments_are_refused(baseline_kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_buffer(GroupRolloutBuffer, 0.8, baseline="linear", baseline_kwargs=baseline_kwargs)
