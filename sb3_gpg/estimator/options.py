@@ -62,22 +62,23 @@ class GroupOptions:
         features, fitted together with the last rollouts) or ``"knn"`` (mean return of the nearest samples of other
         trajectories); see ``fitted_baselines`` and ``cross_fitting``
     :param baseline_kwargs: the fitted baseline's arguments, each given one replacing its default
-        (``fitted_baselines.BASELINE_KWARGS``; ``LINEAR_KWARGS`` for the linear one): ``n_folds`` (both), ``ridge`` (linear:
-        the penalty per sample on a standardised coefficient), ``memory``, ``recency`` and ``memory_weight`` (linear: the
-        last ``memory`` rollouts enter the fit, the one k rollouts back weighing ``recency ** k``, together at most
-        ``memory_weight`` times as much as the current rollout, None: no cap; ``baseline_memory``), ``level`` (linear:
-        ``"own"``, each remembered rollout's returns at a level of their own; ``"trend"``, the rollouts' levels on a line in
-        their age; ``"pooled"``, one level for all; ``baseline_memory.LEVELS``), ``pooled_memory`` and ``pooled_recency``
-        (linear, 0: off; each fold also tries one level for the last ``pooled_memory`` rollouts, weighing
-        ``pooled_recency ** k`` uncapped, and takes it where its held-out halves' returns say it predicts better; ``cross_fitting``),
-        ``fourier``, ``fourier_scale`` and ``fourier_seed`` (linear: random Fourier features of the observation; None: a
-        seed drawn from the model's), ``choose_size`` (linear: each fold chooses how many of the features it fits on
-        held-out halves of its trajectories; False: all of them), ``optimism`` (linear, True by default: while every step
-        costs the same and no episode has found the goal (under ``gae_lambda="auto"``: or since then 16 episodes in a row
-        have run to the limit), the baselines are raised where the fit has seen few samples, for lambda-returns to read as a
-        critic's initial optimism; ``optimism``), ``target`` (linear: ``"auto"``, its own lambda-returns with GAE's lambda
-        where that is below 1, as PPO's critic, and the returns at 1; ``"returns"``; or ``"lambda_returns"``;
-        ``lambda_targets``), ``n_neighbors`` and ``max_samples`` (knn).
+        (``fitted_baselines.BASELINE_KWARGS``; ``LINEAR_KWARGS`` for the linear one): ``n_folds`` (both), ``ridge``
+        (linear: the penalty per sample on a standardised coefficient), ``memory``, ``recency`` and ``memory_weight``
+        (linear: the last ``memory`` rollouts enter the fit, the one k rollouts back weighing ``recency ** k``,
+        together at most ``memory_weight`` times as much as the current rollout, None: no cap; ``baseline_memory``),
+        ``level`` (linear: ``"own"``, each remembered rollout's returns at a level of their own; ``"trend"``, the
+        rollouts' levels on a line in their age; ``"pooled"``, one level for all; ``baseline_memory.LEVELS``),
+        ``pooled_memory`` and ``pooled_recency`` (linear, 0: off; each fold also tries one level for the last
+        ``pooled_memory`` rollouts, weighing ``pooled_recency ** k`` uncapped, and takes it where its held-out halves'
+        returns say it predicts better; ``cross_fitting``), ``fourier``, ``fourier_scale`` and ``fourier_seed``
+        (linear: random Fourier features of the observation; None: a seed drawn from the model's), ``choose_size``
+        (linear: each fold chooses how many of the features it fits on held-out halves of its trajectories; False: all
+        of them), ``optimism`` (linear, True by default: while every step costs the same and no episode has found the
+        goal (under ``gae_lambda="auto"``: or since then 16 episodes in a row have run to the limit), the baselines are
+        raised where the fit has seen few samples, for lambda-returns to read as a critic's initial optimism;
+        ``optimism``), ``target`` (linear: ``"auto"``, its own lambda-returns with GAE's lambda where that is below 1,
+        as PPO's critic, and the returns at 1; ``"returns"``; or ``"lambda_returns"``; ``lambda_targets``),
+        ``n_neighbors`` and ``max_samples`` (knn).
         ``{"memory": 0, "fourier": 0}`` fits each rollout alone on rllab's features
     """
 
