@@ -73,6 +73,8 @@ LOGGED_KEYS = (
     "diagnosis/advantage_logstd_corr",
     "diagnosis/mean_gradient_agreement",
     "diagnosis/advantage_reward_corr",
+    # the share of the linear baseline's folds that took its pooled candidate (``pooled_memory``)
+    "gpg/pooled_share",
     # GPG's linear baseline on another algorithm's rollouts, in variants (baseline_variants.BaselineVariants)
     *(f"variants/{name}" for name in ("default", "returns", "no_memory", "no_fourier", "unprojected", "in_sample", "lambda")),
 )

@@ -22,8 +22,9 @@ from sb3_gpg.common.swap_guards.no_signal import NoSignalCheck
 from sb3_gpg.common.swap_guards.speed_hints import recommend_cpu
 
 # The group's diagnostics that verbose=1 prints, beside train/baseline_explained_variance (verbose=2 prints all of them;
-# TensorBoard, CSV and JSON logs get all): the group's size, and the share of samples it gives no signal
-SHOWN_DIAGNOSTICS = ("n_trajectories", "zero_advantage_share")
+# TensorBoard, CSV and JSON logs get all): the group's size, the share of samples it gives no signal, and where the
+# linear baseline has a pooled candidate (``pooled_memory``), the share of folds that took it
+SHOWN_DIAGNOSTICS = ("n_trajectories", "zero_advantage_share", "pooled_share")
 
 
 class ActorOnlyOnPolicyAlgorithm(OnPolicyAlgorithm):

@@ -1,0 +1,48 @@
+"""
+The pooled candidate's first screen (pooled_candidate/README.md, *The screens*): on MountainCar-v0 and Acrobot-v1,
+tuning seeds 100 and 101, each run's first goal (the first evaluation above the time limit's score), final evaluation
+and mean of the last five, against the default's runs named there; passes if every run reaches the goal and none
+later than twice its reference on its seed. Writes ``pooled_candidate/screen_sparse.md``.
+
+    python benchmarks/swap/diagnosis/pooled_sparse.py
+"""
+
+from pathlib import Path
+
+from sb3_gpg_bench import swap_rules
+
+HERE = Path(__file__).parent
+CANDIDATE = (HERE / "pooled_candidate", "gpg_swap_pooled32")
+REFERENCES = {
+    ("Acrobot-v1", 100): (HERE.parent / "goal_lapse" / "reference_rerun", "gpg_swap_lambda_default"),
+    ("Acrobot-v1", 101): (HERE.parent / "goal_lapse" / "reference_rerun", "gpg_swap_lambda_default"),
+    ("MountainCar-v0", 100): (HERE / "optimism_fixed", "gpg_swap_optimism"),
+    ("MountainCar-v0", 101): (HERE.parent / "optimism_default", "gpg_swap_optimism"),
+}
+
+
+def main() -> None:
+    lines = [
+        "| task | seed | reference: first goal, final, last five | candidate: first goal, final, last five | verdict |",
+        "|---|---|---|---|---|",
+    ]
+    passed = True
+    for (task, seed), (root, setting) in REFERENCES.items():
+        floor = swap_rules.NEVER_THERE[task]
+        reference = swap_rules.goal_scores(swap_rules.run(root, task, setting, seed), floor)
+        candidate = swap_rules.goal_scores(swap_rules.run(CANDIDATE[0], task, CANDIDATE[1], seed), floor)
+        reached = candidate[0] != "never"
+        in_time = reached and (
+            reference[0] == "never" or int(candidate[0].replace(",", "")) <= 2 * int(reference[0].replace(",", ""))
+        )
+        passed &= in_time
+        verdict = "passes" if in_time else ("never reaches the goal" if not reached else "first goal over twice later")
+        cells = ["{}, {:.1f}, {:.1f}".format(*scores) for scores in (reference, candidate)]
+        lines.append(f"| {task} | {seed} | {cells[0]} | {cells[1]} | {verdict} |")
+    lines += ["", f"Screen 1: {'passes' if passed else 'fails'}."]
+    (CANDIDATE[0] / "screen_sparse.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
