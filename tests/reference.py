@@ -94,8 +94,8 @@ class ReferenceGPG:
     :param baseline_kwargs: given ones replace ``DEFAULT_KWARGS``: n_folds, ridge, memory, recency, memory_weight
         (None: no cap), level (own: an indicator per remembered rollout; trend: one column, a remembered rollout's
         age, k rollouts back; pooled: none), pooled_memory and pooled_recency (linear: each fold also tries one level
-        for the last pooled_memory rollouts, weighing pooled_recency ** k, uncapped; ``pooled_choices`` records which
-        folds took it), fourier, fourier_scale, fourier_seed (linear; a fourier_seed of None is
+        for the last pooled_memory rollouts, weighing pooled_recency ** k, uncapped; ``pooled_choices`` records, of the
+        folds that had it, which took it), fourier, fourier_scale, fourier_seed (linear; a fourier_seed of None is
         0: give a group buffer's the seed it drew) and choose_size (linear: False fits all the features), optimism and
         target (linear), n_neighbors and max_samples (knn: every ceil(n / max_samples)-th candidate is searched)
     :param goal_lapses: whether the optimism's goal stops counting once 16 episodes in a row after it have run to the
@@ -132,7 +132,7 @@ class ReferenceGPG:
         self.time_of_next_step = [0] * n_envs
         # The linear baseline's remembered rollouts, oldest first: each {"samples": [Sample], "low": .., "high": ..}
         self.memory = []
-        self.pooled_choices = []  # per fold of the last fitted rollout: whether it took the pooled candidate
+        self.pooled_choices = []  # per fold of the last fitted rollout that had it: whether it took the pooled candidate
         # and the mean of the last rollout's fold fits
         self.last_fit = None
         # the longest episode time of any rollout the memory took (the optimism's goal: an episode that ends before it),
@@ -525,13 +525,15 @@ class ReferenceGPG:
                 complete = [sample for sample in train if sample.g == 0]
                 if complete or remembered:
                     completion = self.ranged_fit(complete, remembered, None, CANDIDATE_SIZES[0], level)
-        level, remembered, size = self.chosen_fit(train, candidates, completion, n_features)
+        chosen, size = self.chosen_fit(train, candidates, completion, n_features)
+        level, remembered = candidates[chosen]
         fit = self.ranged_fit(train, remembered, completion, size, level)
         if completion is not None:
             for _ in range(VALUE_ITERATIONS):
                 completion = fit
                 fit = self.ranged_fit(train, remembered, completion, size, level)
-        self.pooled_choices.append(level == "pooled" and len(candidates) > 1)
+        if len(candidates) > 1:
+            self.pooled_choices.append(chosen == 1)
         baselines = {(s.step, s.env): value(fit, s.x) for s in own}
         values = {}
         if completion is not None:
@@ -569,21 +571,20 @@ class ReferenceGPG:
     def chosen_fit(self, train, candidates, completion, n_features):
         """
         :param candidates: (level, remembered rollouts weighted for the whole of ``train``, as the package weighs them)
-        :return: the level, memory and size of the first candidate and size of fit (the sizes in order where
-            choose_size, else all the features) whose fit on one half of ``train`` (and its memory) predicts the other
-            half best, summed both ways; without two halves, the first candidate with a memory (else the first), and
-            all the features where it has one or the size is not chosen, else the time's alone
+        :return: the index of the first candidate and the size of fit (the sizes in order where choose_size, else
+            all the features) whose fit on one half of ``train`` (and its memory) predicts the other half best, summed
+            both ways; without two halves, the first candidate, and all the features where it has a memory or the
+            size is not chosen, else the time's alone
         """
         halves = [[s for s in train if s.half == 0], [s for s in train if s.half == 1]]
         choose_size = self.baseline_kwargs["choose_size"]
         if not halves[0] or not halves[1] or (len(candidates) == 1 and not choose_size):
-            level, remembered = next((c for c in candidates if c[1]), candidates[0])
-            return level, remembered, n_features if remembered or not choose_size else CANDIDATE_SIZES[0]
+            return 0, n_features if candidates[0][1] or not choose_size else CANDIDATE_SIZES[0]
         sizes = [n_features]
         if choose_size:
             sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)})
         best_error, best = math.inf, None
-        for level, remembered in candidates:
+        for number, (level, remembered) in enumerate(candidates):
             for size in sizes:
                 error = 0.0
                 for half in (0, 1):
@@ -591,7 +592,7 @@ class ReferenceGPG:
                     for sample in halves[half]:
                         error += (value(fit, sample.x) - target(sample, completion)) ** 2
                 if best is None or error < best_error:
-                    best_error, best = error, (level, remembered, size)
+                    best_error, best = error, (number, size)
         return best
 
     @staticmethod

@@ -16,7 +16,8 @@ from tests.test_state_aware import GAMMA, N_ENVS, assert_filled_as_the_reference
 POOLED_CASES = [
     dict(memory=2, recency=0.7, pooled_memory=4, target="returns"),
     dict(memory=2, recency=0.7, pooled_memory=4, pooled_recency=0.6, target="lambda_returns"),
-    dict(memory=0, pooled_memory=3, target="returns"),
+    dict(memory=1, pooled_memory=3, level="trend", target="returns"),
+    dict(memory=2, pooled_memory=4, level="pooled", target="returns"),
     dict(memory=2, pooled_memory=3, choose_size=False, target="returns"),
 ]
 
@@ -35,9 +36,11 @@ def test_the_pooled_candidate_matches_the_reference(options, truncated_returns):
     for rollout in rollouts(seed=11, n_rollouts=8):
         assert_filled_as_the_reference(buffer, reference, rollout)
         fill(without, *rollout)
-        if reference.pooled_choices:
+        if reference.pooled_choices:  # (none before the memory has a rollout)
             assert buffer.group_stats["pooled_share"] == pytest.approx(np.mean(reference.pooled_choices))
             shares.append(buffer.group_stats["pooled_share"])
+        else:
+            assert "pooled_share" not in buffer.group_stats
         changed.append(bool(np.abs(without.values - buffer.values).max() > 1e-3))
     assert len(buffer.baseline_memory) == max(options["memory"], options["pooled_memory"])
     assert max(shares) > 0 and min(shares) < 1 and any(changed), (shares, changed)
@@ -130,6 +133,7 @@ def test_a_rollout_of_one_trajectory_trains_as_without_the_candidate():
         ({"pooled_memory": 1.5}, r"pooled_memory.*integer"),
         ({"pooled_memory": 4, "pooled_recency": 0.0}, r"pooled_recency.*\(0, 1\]"),
         ({"pooled_recency": 0.5}, r"pooled_recency.*pooled_memory.*0 \(off\)"),
+        ({"memory": 0, "pooled_memory": 4}, r"pooled_memory.*beside the memory.*memory to at least 1"),
     ],
 )
 def test_bad_pooled_arguments_are_refused(baseline_kwargs, match):

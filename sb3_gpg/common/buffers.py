@@ -30,7 +30,8 @@ class BaseGroupRolloutBuffer(RolloutBuffer):
     the baselines and ``advantages`` their difference (or, with ``gae_lambda`` < 1, GAE's lambda-return over the
     baselines). The episode time of every sample (``episode_times``) is derived from the ``episode_start`` flags in
     ``compute_returns_and_advantage`` too, and carries across rollouts, as does the linear baseline's memory of the last
-    rollouts (``baseline_kwargs["memory"]``), which is not saved with a model: a loaded model's refills.
+    rollouts (``baseline_kwargs["memory"]``, or ``"pooled_memory"`` where more), which is not saved with a model: a
+    loaded model's refills.
 
     :param buffer_size: Number of steps per env in a rollout (n_steps)
     :param observation_space: Observation space

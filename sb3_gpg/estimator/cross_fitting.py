@@ -70,7 +70,8 @@ class FittedEstimate(NamedTuple):
     :param last_fit: the mean of the folds' linear fits (within the widest of their ranges), where the next rollout's
         value iteration starts
     :param fit_size: the mean over the folds of the features their linear fits used (``choose_size``); NaN without one
-    :param pooled_share: the share of the folds that took the pooled candidate (``pooled_memory``); NaN without one
+    :param pooled_share: the share of the folds that took the pooled candidate (``pooled_memory``), of those that had
+        one (a memory); NaN where none had
     """
 
     baselines: np.ndarray | None
@@ -123,7 +124,7 @@ def fitted_estimate(
         features, cut_features = standardise(samples.features, samples.cut_features)
         samples = samples._replace(features=features, cut_features=cut_features)
     fits: list[Fit | None] = []
-    pooled: list[bool] = []
+    pooled: list[bool | None] = []
     # the memory's equations by their level and the remembered rollouts' weights: the folds whose weights agree (all of
     # them where the memory is uncapped) share one assembly
     systems: dict[tuple[str, tuple[float, ...]], System] = {}
@@ -136,7 +137,7 @@ def fitted_estimate(
     for fold_id in fold_ids:
         own = folds == fold_id if fold_id >= 0 else np.ones(n_samples, dtype=bool)
         train = ~own if fold_id >= 0 else np.zeros(n_samples, dtype=bool)
-        fold_result: tuple[np.ndarray, np.ndarray, bool, Fit | None, bool]
+        fold_result: tuple[np.ndarray, np.ndarray, bool, Fit | None, bool | None]
         if baseline == "linear":
             # fitted on the other folds' halves (on none where the fit is the memory's alone)
             others = [pair for fold, pair in enumerate(blocks) if fold != fold_id] if fold_id >= 0 else []
@@ -165,8 +166,9 @@ def fitted_estimate(
                 mean[: len(fit.coefficients)] += fit.coefficients / len(usable)
             last_fit = Fit(mean, min(fit.low for fit in usable), max(fit.high for fit in usable))
             fit_size = float(np.mean([len(fit.coefficients) for fit in usable]))
-        if kwargs["pooled_memory"]:
-            pooled_share = float(np.mean(pooled))
+        tried = [choice for choice in pooled if choice is not None]
+        if tried:
+            pooled_share = float(np.mean(tried))
     return FittedEstimate(baselines, returns, values_at_cut, found, memory_entry, last_fit, fit_size, pooled_share)
 
 
@@ -179,7 +181,7 @@ def _linear_fold(
     bootstrap: bool,
     systems: dict[tuple[str, tuple[float, ...]], System],
     **kwargs: Any,
-) -> tuple[np.ndarray, np.ndarray, bool, Fit, bool]:
+) -> tuple[np.ndarray, np.ndarray, bool, Fit, bool | None]:
     """
     :param train: the samples fitted on (the other folds')
     :param own: the samples whose baselines are fitted
@@ -187,7 +189,7 @@ def _linear_fold(
     :param bootstrap: whether the cut returns are completed
     :param systems: the memory's systems already assembled, by level and the remembered rollouts' weights (filled here)
     :return: the own samples' baselines, each env's value after the rollout, whether there is one, the fit, and whether
-        it took the pooled candidate (``pooled_memory``)
+        it took the pooled candidate (``pooled_memory``; None where it had none)
     """
     ridge, n_train = kwargs["ridge"], int(train.sum())
     remembered: list[tuple[float, Equations]] = []
@@ -215,7 +217,7 @@ def _linear_fold(
         completion = fit
         fit = _fit(system, completion, ridge, size, _targets(samples, train, completion))
     values = fit.values(samples.cut_features) if completion is not None else np.zeros(len(samples.cut_features))
-    return fit.values(samples.features[own]), values, completion is not None, fit, chosen == 1
+    return fit.values(samples.features[own]), values, completion is not None, fit, chosen == 1 if len(candidates) > 1 else None
 
 
 def _system(
@@ -271,14 +273,13 @@ def _chosen_fit(
     :param choose_size: whether the size is chosen (else all the features)
     :return: the candidate and the size of fit (``CANDIDATE_SIZES``, and all the features, where ``choose_size``)
         whose fit on one half and the memory predicts the other half best, summed over both ways (the first of them
-        on a tie); with no two halves to choose on (a training set of one trajectory), the first candidate with a
-        memory (else the first), and all the features where it has one (a rollout of long episodes, whose fit rests
-        on it) or the size is not chosen, else the time's alone
+        on a tie); with no two halves to choose on (a training set of one trajectory), the first candidate, and all
+        the features where it has a memory (a rollout of long episodes, whose fit rests on it) or the size is not
+        chosen, else the time's alone
     """
     n_features = samples.features.shape[1]
     if not (halves[0].n_samples and halves[1].n_samples) or (len(candidates) == 1 and not choose_size):
-        chosen = next((number for number, memory in enumerate(candidates) if memory.remembered), 0)
-        return chosen, n_features if candidates[chosen].remembered or not choose_size else BASE_FEATURES
+        return 0, n_features if candidates[0].remembered or not choose_size else BASE_FEATURES
     sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)}) if choose_size else [n_features]
     # each half's rows, features and targets once, for every candidate and size
     split = [train & (samples.halves == half) for half in (0, 1)]
@@ -320,7 +321,7 @@ def _sum(parts: list[Equations], samples: Samples) -> Equations:
 
 def _knn_fold(
     samples: Samples, train: np.ndarray, own: np.ndarray, history: BaselineMemory | None, bootstrap: bool, **kwargs: Any
-) -> tuple[np.ndarray, np.ndarray, bool, None, bool]:
+) -> tuple[np.ndarray, np.ndarray, bool, None, None]:
     """
     :return: the own samples' baselines (the mean return of the nearest samples of the other folds, their cut returns
         completed), each env's value after the rollout (the mean complete return of the nearest complete samples of the
@@ -335,4 +336,4 @@ def _knn_fold(
         values = knn_mean(samples.features[complete], train_returns, samples.cut_features, n_neighbors, max_samples)
     targets = samples.partial[train] + samples.discounts[train] * values[samples.envs[train]]
     baselines = knn_mean(samples.features[train], targets, samples.features[own], n_neighbors, max_samples)
-    return baselines, values, has_value, None, False
+    return baselines, values, has_value, None, None

@@ -148,6 +148,11 @@ def _check_ranges(kwargs: dict[str, Any]) -> None:
     for name in ("fourier", "fourier_seed"):
         if (kwargs.get(name) or 0) < 0:
             raise ValueError(f"baseline_kwargs['{name}'] must be at least 0, got {kwargs[name]}.")
+    if kwargs.get("pooled_memory", 0) and not kwargs.get("memory", 0):
+        raise ValueError(
+            f"baseline_kwargs['pooled_memory'] ({kwargs['pooled_memory']}) is a second candidate beside the memory, "
+            "which is 0 (off): set memory to at least 1 (its default is 8), or drop pooled_memory."
+        )
     if kwargs.get("fourier_scale") is not None and not 0 < kwargs["fourier_scale"] < math.inf:
         raise ValueError(
             f"baseline_kwargs['fourier_scale'] must be positive and finite (or None), got {kwargs['fourier_scale']}."
