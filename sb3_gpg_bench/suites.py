@@ -580,6 +580,8 @@ SWAP = [
     # each fold choosing, with its size, between the default's level and one level over the last 32 rollouts, uncapped
     # (the pooled screen's memory), by its held-out halves' returns
     *both_lambdas("gpg_swap_pooled32", "'pooled_memory':32"),
+    # the same with 8 folds, as the pooled screen's candidate had: each fold fits on seven eighths of the trajectories
+    *both_lambdas("gpg_swap_pooled32_folds8", "'pooled_memory':32,'n_folds':8"),
     # the constructor's gae_lambda with the linear baseline fitted on the returns whatever lambda a rollout takes
     # (Ant-v5: does the lambda-returns' fit or the policy explain less of the returns?)
     Setting(
