@@ -233,14 +233,14 @@ class BaselineMemory:
         """:return: the last ``count`` remembered rollouts (all where there are fewer), oldest first"""
         return list(self.rollouts)[max(0, len(self.rollouts) - count) :]
 
-    def weights(self, recency: float, n_current: int, cap: float | None, count: int) -> list[float]:
+    def weighted(self, recency: float, n_current: int, cap: float | None, count: int) -> list[tuple[float, Equations]]:
         """
         :param recency: the weight of the previous rollout; the one k back weighs ``recency ** k``
         :param n_current: the current rollout's samples in the fit
         :param cap: together the remembered rollouts weigh at most ``cap * n_current`` samples; None: no cap
         :param count: the last ``count`` rollouts are weighed (``recent``)
-        :return: the weight of each of them, oldest first, scaled to the cap (not scaled where the fit has no
-            current sample: the memory is all it has)
+        :return: (weight, equations) of each of them, oldest first, the weights scaled to the cap (not scaled where
+            the fit has no current sample: the memory is all it has)
         """
         rollouts = self.recent(count)
         raw = [recency ** (len(rollouts) - index) for index in range(len(rollouts))]
@@ -248,7 +248,7 @@ class BaselineMemory:
         scale = 1.0
         if cap is not None and total > 0 and n_current > 0:
             scale = min(1.0, cap * n_current / total)
-        return [weight * scale for weight in raw]
+        return [(weight * scale, rollout) for weight, rollout in zip(raw, rollouts, strict=True)]
 
 
 class System:

@@ -194,13 +194,11 @@ def _linear_fold(
     ridge, n_train = kwargs["ridge"], int(train.sum())
     remembered: list[tuple[float, Equations]] = []
     if history is not None and len(history):
-        weights = history.weights(kwargs["recency"], n_train, kwargs["memory_weight"], kwargs["memory"])
-        remembered = list(zip(weights, history.recent(kwargs["memory"]), strict=True))
+        remembered = history.weighted(kwargs["recency"], n_train, kwargs["memory_weight"], kwargs["memory"])
     memory = _system(systems, remembered, kwargs["level"])
     candidates = [memory]
     if kwargs["pooled_memory"] and history is not None and len(history):
-        weights = history.weights(kwargs["pooled_recency"], n_train, None, kwargs["pooled_memory"])
-        pooled = list(zip(weights, history.recent(kwargs["pooled_memory"]), strict=True))
+        pooled = history.weighted(kwargs["pooled_recency"], n_train, None, kwargs["pooled_memory"])
         candidates.append(_system(systems, pooled, "pooled"))
     completion = None
     if bootstrap:
