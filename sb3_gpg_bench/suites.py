@@ -582,6 +582,9 @@ SWAP = [
     *both_lambdas("gpg_swap_pooled32", "'pooled_memory':32"),
     # the same with 8 folds, as the pooled screen's candidate had: each fold fits on seven eighths of the trajectories
     *both_lambdas("gpg_swap_pooled32_folds8", "'pooled_memory':32,'n_folds':8"),
+    # the same, every fold taking the candidate whose folds predicted the previous rollout best (a choice on a whole
+    # rollout's evidence, where each fold's halves hold few trajectories)
+    *both_lambdas("gpg_swap_pooled32_previous_folds8", "'pooled_memory':32,'pooled_choice':'previous','n_folds':8"),
     # the constructor's gae_lambda with the linear baseline fitted on the returns whatever lambda a rollout takes
     # (Ant-v5: does the lambda-returns' fit or the policy explain less of the returns?)
     Setting(

@@ -22,8 +22,9 @@ own lambda-returns it fits, found from the targets read sample by sample over no
 affine in it; the package builds the fixed point's system from eligibility-style sums instead).
 
 The fitted baselines, cross-fitted: the group's trajectories, in the order they start (by row, then env), are dealt to
-folds in turn (and within a fold to halves in turn); a fold's baselines, and the completion of its cut returns, are
-fitted on the other folds' samples (and, for the linear baseline, the remembered rollouts).
+folds in turn; a fold's baselines, and the completion of its cut returns, are fitted on the other folds' samples (and,
+for the linear baseline, the remembered rollouts), whose trajectories, in the order they were dealt, alternate
+between the two halves on which its fit is chosen.
 """
 
 import math
@@ -42,7 +43,8 @@ COARSER = {
 DEFAULT_KWARGS = {
     "bins": {},
     "linear": {"n_folds": 2, "ridge": 1e-3, "memory": 8, "recency": 0.8, "memory_weight": 1.0, "level": "own",
-               "pooled_memory": 0, "pooled_recency": 0.9, "fourier": 256, "fourier_scale": None, "fourier_seed": None,
+               "pooled_memory": 0, "pooled_recency": 0.9, "pooled_choice": "halves",
+               "fourier": 256, "fourier_scale": None, "fourier_seed": None,
                "choose_size": True, "optimism": True, "target": "auto"},
     "knn": {"n_folds": 2, "n_neighbors": 16, "max_samples": 1024},
 }  # fmt: skip
@@ -65,12 +67,12 @@ class Sample:
     :param g: gamma ** (steps to the rollout's end) where its return is cut and to be completed, else 0
     :param q: the features of its env's state after the rollout (None where g is 0)
     :param fold: its trajectory's fold
-    :param half: its trajectory's half within the fold
+    :param rank: its trajectory's place in the order the trajectories were dealt to folds
     :param r: its reward
     """
 
-    def __init__(self, step, env, x, y, g, q, fold, half, r):
-        self.step, self.env, self.x, self.y, self.g, self.q, self.fold, self.half = step, env, x, y, g, q, fold, half
+    def __init__(self, step, env, x, y, g, q, fold, rank, r):
+        self.step, self.env, self.x, self.y, self.g, self.q, self.fold, self.rank = step, env, x, y, g, q, fold, rank
         self.r = r
         # its trajectory's next sample within the rollout (None at the trajectory's end)
         self.nxt = None
@@ -95,9 +97,12 @@ class ReferenceGPG:
         (None: no cap), level (own: an indicator per remembered rollout; trend: one column, a remembered rollout's
         age, k rollouts back; pooled: none), pooled_memory and pooled_recency (linear: each fold also tries one level
         for the last pooled_memory rollouts, weighing pooled_recency ** k, uncapped; ``pooled_choices`` records, of the
-        folds that had it, which took it), fourier, fourier_scale, fourier_seed (linear; a fourier_seed of None is
-        0: give a group buffer's the seed it drew) and choose_size (linear: False fits all the features), optimism and
-        target (linear), n_neighbors and max_samples (knn: every ceil(n / max_samples)-th candidate is searched)
+        folds that had it, which took it), pooled_choice ("halves": each fold chooses on halves of its training
+        trajectories; "previous": every fold takes the candidate whose folds' fits, each at its size on the halves,
+        had the smaller squared error on their own samples at the rollout before), fourier, fourier_scale,
+        fourier_seed (linear; a fourier_seed of None is 0: give a group buffer's the seed it drew) and choose_size
+        (linear: False fits all the features), optimism and target (linear), n_neighbors and max_samples (knn: every
+        ceil(n / max_samples)-th candidate is searched)
     :param goal_lapses: whether the optimism's goal stops counting once 16 episodes in a row after it have run to the
         longest time (a buffer's under gae_lambda="auto")
     """
@@ -306,6 +311,8 @@ class ReferenceGPG:
         """
         bootstrap = self.truncated_returns == "bootstrap"
         self.pooled_choices = []
+        # pooled_choice="previous": each candidate's squared error on the folds' own samples, summed over the folds
+        self.candidate_errors = [0.0, 0.0]
         group = [t for t in trajectories if in_group[t[0][0]][t[0][1]]]
         group.sort(key=lambda t: (t[0][0], t[0][1]))  # dealt in the order they start: by row, then by env
         if not group:
@@ -321,7 +328,7 @@ class ReferenceGPG:
         samples = []
         for rank, trajectory in enumerate(group):
             cut = bootstrap and any(trajectory is other for other in cut_trajectories)
-            folds = (rank % n_folds, rank // n_folds % 2) if len(group) >= 2 else (0, 0)
+            folds = (rank % n_folds, rank) if len(group) >= 2 else (0, rank)
             samples += self.trajectory_samples(trajectory, observations, times, returns, rewards, cut, queries, folds)
         # in the order of the buffer's samples: env by env, step by step (the knn's stride reads it)
         samples.sort(key=lambda sample: (sample.env, sample.step))
@@ -330,7 +337,7 @@ class ReferenceGPG:
             if self.baseline == "linear" and self.remembers() and samples:
                 values = [sample.y for sample in samples]
                 self.remember({"samples": samples, "low": min(values), "high": max(values), "seen": self.seen,
-                               "streak": self.streak}, times)  # fmt: skip
+                               "streak": self.streak, "prefers_pooled": False}, times)  # fmt: skip
                 self.last_fit = None
             return None
         if self.baseline == "knn":
@@ -359,7 +366,8 @@ class ReferenceGPG:
         if self.baseline == "linear" and self.remembers():
             values = list(completed.values())
             rollout = {"samples": samples, "low": min(values, default=math.inf), "high": max(values, default=-math.inf),
-                       "seen": self.seen, "streak": self.streak}  # fmt: skip
+                       "seen": self.seen, "streak": self.streak,
+                       "prefers_pooled": self.candidate_errors[1] < self.candidate_errors[0]}  # fmt: skip
             self.remember(rollout, times)
             longest = max(len(fit["coefficients"]) for fit in fits)
             self.last_fit = {
@@ -375,7 +383,7 @@ class ReferenceGPG:
     def trajectory_samples(self, trajectory, observations, times, returns, rewards, cut, queries, folds):
         """
         :param cut: whether the trajectory's return is cut and to be completed
-        :param folds: its fold and its half within the fold
+        :param folds: its fold and its place in the order of dealing
         :return: its samples, in order, each linked to the next
         """
         n_steps = len(returns)
@@ -525,13 +533,18 @@ class ReferenceGPG:
                 complete = [sample for sample in train if sample.g == 0]
                 if complete or remembered:
                     completion = self.ranged_fit(complete, remembered, None, CANDIDATE_SIZES[0], level)
-        chosen, size = self.chosen_fit(train, candidates, completion, n_features)
-        level, remembered = candidates[chosen]
-        fit = self.ranged_fit(train, remembered, completion, size, level)
-        if completion is not None:
-            for _ in range(VALUE_ITERATIONS):
-                completion = fit
-                fit = self.ranged_fit(train, remembered, completion, size, level)
+        if kwargs["pooled_choice"] == "previous" and len(candidates) > 1:
+            chosen = 1 if self.memory[-1]["prefers_pooled"] else 0
+            for number, candidate in enumerate(candidates):
+                _, candidate_size = self.chosen_fit(train, [candidate], completion, n_features)
+                candidate_fit = self.iterated_fit(train, candidate, completion, candidate_size)
+                for sample in own:
+                    self.candidate_errors[number] += (value(candidate_fit, sample.x) - target(sample, completion)) ** 2
+                if number == chosen:
+                    fit = candidate_fit
+        else:
+            chosen, size = self.chosen_fit(train, candidates, completion, n_features)
+            fit = self.iterated_fit(train, candidates[chosen], completion, size)
         if len(candidates) > 1:
             self.pooled_choices.append(chosen == 1)
         baselines = {(s.step, s.env): value(fit, s.x) for s in own}
@@ -539,6 +552,15 @@ class ReferenceGPG:
         if completion is not None:
             values = {env: value(fit, query) for env, query in queries.items()}
         return baselines, values, fit
+
+    def iterated_fit(self, train, candidate, completion, size):
+        """:return: the candidate's fit (level, remembered) of ``size`` features, then refitted on its own completions"""
+        level, remembered = candidate
+        fit = self.ranged_fit(train, remembered, completion, size, level)
+        if completion is not None:
+            for _ in range(VALUE_ITERATIONS):
+                fit = self.ranged_fit(train, remembered, fit, size, level)
+        return fit
 
     def ranged_fit(self, rows, remembered, completion, size, level):
         """:return: the fit (``fit``) with the smallest and largest of the returns it was fitted on (``target_range``)"""
@@ -576,7 +598,9 @@ class ReferenceGPG:
             both ways; without two halves, the first candidate, and all the features where it has a memory or the
             size is not chosen, else the time's alone
         """
-        halves = [[s for s in train if s.half == 0], [s for s in train if s.half == 1]]
+        # the training trajectories, in the order they were dealt, alternate halves
+        ranks = sorted({s.rank for s in train})
+        halves = [[s for s in train if ranks.index(s.rank) % 2 == half] for half in (0, 1)]
         choose_size = self.baseline_kwargs["choose_size"]
         if not halves[0] or not halves[1] or (len(candidates) == 1 and not choose_size):
             return 0, n_features if candidates[0][1] or not choose_size else CANDIDATE_SIZES[0]
@@ -733,7 +757,7 @@ class ReferenceGPG:
         def scaled(row):
             return [(value - mean) / std for value, mean, std in zip(row, means, stds, strict=True)]
 
-        scaled_samples = [Sample(s.step, s.env, scaled(s.x), s.y, s.g, None, s.fold, s.half, s.r) for s in samples]
+        scaled_samples = [Sample(s.step, s.env, scaled(s.x), s.y, s.g, None, s.fold, s.rank, s.r) for s in samples]
         return scaled_samples, {env: scaled(query) for env, query in queries.items()}
 
     def features(self, obs, time):

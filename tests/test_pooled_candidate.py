@@ -1,8 +1,10 @@
 """
 The linear baseline's pooled candidate (``baseline_kwargs["pooled_memory"]``): each fold chooses, with its size, between
-the level given and one level over the last ``pooled_memory`` rollouts, uncapped. Checked against the loop-by-loop
-reference, and its promises by perturbing the input: a rollout whose returns have moved keeps a level of its own (no
-lag), and no trajectory's returns enter its own baselines through the choice.
+the level given and one level over the last ``pooled_memory`` rollouts, uncapped, on held-out halves of its training
+trajectories, or (``pooled_choice="previous"``) takes the candidate whose folds predicted the previous rollout best.
+Checked against the loop-by-loop reference, and its promises by perturbing the input: a rollout whose returns have
+moved keeps a level of its own (no lag; one rollout later under "previous"), and no trajectory's returns enter its own
+baselines through the choice.
 """
 
 import numpy as np
@@ -19,6 +21,10 @@ POOLED_CASES = [
     dict(memory=1, pooled_memory=3, level="trend", target="returns"),
     dict(memory=2, pooled_memory=4, level="pooled", target="returns"),
     dict(memory=2, pooled_memory=3, choose_size=False, target="returns"),
+    # folds of a trajectory or two, each choosing on halves of the others'
+    dict(memory=2, pooled_memory=4, n_folds=8, target="lambda_returns"),
+    dict(memory=2, pooled_memory=4, pooled_choice="previous", target="returns"),
+    dict(memory=1, pooled_memory=3, pooled_choice="previous", n_folds=4, target="lambda_returns"),
 ]
 
 
@@ -30,7 +36,7 @@ def test_the_pooled_candidate_matches_the_reference(options, truncated_returns):
     buffer = make_buffer(GroupRolloutBuffer, 0.8, **kwargs, baseline_kwargs=option_kwargs)
     reference = ReferenceGPG(N_ENVS, GAMMA, gae_lambda=0.8, **kwargs, baseline_kwargs=option_kwargs)
     # guard: the candidate is taken by some folds and not by others, and changes the baselines
-    off = {name: value for name, value in option_kwargs.items() if name != "pooled_recency"}
+    off = {name: value for name, value in option_kwargs.items() if name not in ("pooled_recency", "pooled_choice")}
     without = make_buffer(GroupRolloutBuffer, 0.8, **kwargs, baseline_kwargs=dict(off, pooled_memory=0))
     shares, changed = [], []
     for rollout in rollouts(seed=11, n_rollouts=8):
@@ -85,11 +91,14 @@ def test_a_rollout_whose_returns_moved_keeps_a_level_of_its_own():
     assert lag > 2 * abs(np.mean(result.returns - result.baselines)) and lag > 1.0, lag
 
 
-def test_no_trajectory_returns_enter_its_own_baseline_through_the_choice():
+@pytest.mark.parametrize("pooled_choice", ["halves", "previous"])
+def test_no_trajectory_returns_enter_its_own_baseline_through_the_choice(pooled_choice):
     # After three rollouts alike, one trajectory's rewards scaled in the fourth: its own baselines must not move,
     # although the other folds' choices may
     options = dict(baseline="linear", binning="time", truncated_returns="bootstrap")
-    baseline_kwargs = dict(fourier=8, fourier_seed=0, target="returns", pooled_memory=4, n_folds=4)
+    baseline_kwargs = dict(
+        fourier=8, fourier_seed=0, target="returns", pooled_memory=4, n_folds=4, pooled_choice=pooled_choice
+    )
     results = []
     for scale in (1.0, 5.0):
         estimator = RolloutEstimator(8, 0.9, **options, baseline_kwargs=baseline_kwargs)
@@ -103,6 +112,28 @@ def test_no_trajectory_returns_enter_its_own_baseline_through_the_choice():
         results.append(result)
     np.testing.assert_allclose(results[0].baselines[:, 0], results[1].baselines[:, 0], rtol=1e-6)
     assert not np.allclose(results[0].baselines[:, 1:], results[1].baselines[:, 1:])
+
+
+def test_under_previous_a_rollout_after_returns_moved_keeps_a_level_of_its_own():
+    # Six rollouts at one level, then two whose every reward is 3 higher. "previous" reads the rollout before: on the
+    # first rollout at the new level it may lag (the pooled level predicted the rollouts before best), and on the next
+    # every fold keeps the level given, its baselines those of the option off
+    levels = [0.0] * 6 + [3.0] * 2
+    options = dict(baseline="linear", binning="time", truncated_returns="keep")
+    kwargs = dict(fourier=8, fourier_seed=0, target="returns")
+    previous = RolloutEstimator(8, 0.9, **options, baseline_kwargs=dict(kwargs, pooled_memory=8, pooled_choice="previous"))
+    alone = RolloutEstimator(8, 0.9, **options, baseline_kwargs=kwargs)
+    always_pooled = RolloutEstimator(8, 0.9, **options, baseline_kwargs=dict(kwargs, level="pooled", memory_weight=None))
+    shares = []
+    for rollout in drifting_rollouts(seed=0, levels=levels):
+        result, off, lagging = previous(*rollout), alone(*rollout), always_pooled(*rollout)
+        shares.append(result.stats.get("pooled_share"))
+    # guard: at one level the pooled candidate is taken
+    assert 1.0 in shares[:6], shares
+    assert shares[-1] == 0.0
+    np.testing.assert_array_equal(result.baselines, off.baselines)
+    lag = np.mean(lagging.returns - lagging.baselines)
+    assert lag > 2 * abs(np.mean(result.returns - result.baselines)) and lag > 0.5, lag
 
 
 def test_a_rollout_of_one_trajectory_trains_as_without_the_candidate():
@@ -134,6 +165,8 @@ def test_a_rollout_of_one_trajectory_trains_as_without_the_candidate():
         ({"pooled_memory": 4, "pooled_recency": 0.0}, r"pooled_recency.*\(0, 1\]"),
         ({"pooled_recency": 0.5}, r"pooled_recency.*pooled_memory.*0 \(off\)"),
         ({"memory": 0, "pooled_memory": 4}, r"pooled_memory.*beside the memory.*memory to at least 1"),
+        ({"pooled_memory": 4, "pooled_choice": "last"}, r"pooled_choice.*one of \('halves', 'previous'\)"),
+        ({"pooled_choice": "previous"}, r"pooled_choice.*pooled_memory.*0 \(off\)"),
     ],
 )
 def test_bad_pooled_arguments_are_refused(baseline_kwargs, match):

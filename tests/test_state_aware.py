@@ -19,6 +19,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from sb3_gpg import GPG, GroupDictRolloutBuffer, GroupRolloutBuffer, MaskableGPG, RecurrentGPG
 from sb3_gpg.common.maskable.buffers import MaskableGroupRolloutBuffer
 from sb3_gpg.common.recurrent.buffers import RecurrentGroupRolloutBuffer
+from sb3_gpg.estimator.baseline_memory import BASE_FEATURES
 from sb3_gpg.estimator.fitted_baselines import trajectory_folds
 from tests.helpers import QUICK_LAMBDA_FIT, RolloutEstimator, assert_estimate_matches, with_seed_of
 from tests.reference import ReferenceGPG
@@ -222,6 +223,7 @@ def test_state_aware_options_survive_save_and_load(algorithm, tmp_path):
         "level": "trend",
         "pooled_memory": 0,
         "pooled_recency": 0.9,
+        "pooled_choice": "halves",
         "fourier": 256,
         "fourier_scale": None,
         "fourier_seed": seed,
@@ -242,6 +244,25 @@ def test_the_default_is_the_monte_carlo_path():
     np.testing.assert_array_equal(buffer.advantages, buffer.returns - buffer.values)
 
 
+def test_folds_of_one_trajectory_each_choose_their_fit_on_the_others():
+    # A trajectory per env, a fold per trajectory, returns set by each trajectory's state: every fold is fitted on
+    # three trajectories, which alternate halves, so each can choose a fit that reads the state (the time's features
+    # alone predict none of it). Halves drawn within each fold would leave every fold's training set in one half, and
+    # every fold, without a memory, on the time's features alone
+    n_steps, n_envs = N_STEPS, N_ENVS
+    rng = np.random.default_rng(0)
+    states = rng.normal(size=(n_envs, 3))
+    observations = (states + 0.1 * rng.normal(size=(n_steps + 1, n_envs, 3))).astype(np.float32)
+    rewards = (states[:, 0] + 0.1 * rng.normal(size=(n_steps, n_envs))).astype(np.float32)
+    starts = np.zeros((n_steps, n_envs), dtype=np.float32)
+    starts[0] = 1.0
+    buffer = GroupRolloutBuffer(n_steps, spaces.Box(-5, 5, (3,)), spaces.Discrete(2), gamma=1.0, gae_lambda=1.0,
+                                n_envs=n_envs, baseline="linear",
+                                baseline_kwargs={"memory": 0, "fourier": 0, "n_folds": n_envs})  # fmt: skip
+    fill(buffer, observations[:-1], rewards, starts, np.ones(n_envs, dtype=bool), observations[-1])
+    assert buffer.group_stats["fit_size"] > BASE_FEATURES
+
+
 @pytest.mark.parametrize("baseline", ["linear", "knn"])
 def test_no_trajectory_returns_enter_its_own_fitted_baseline(baseline):
     # Cross-fitting, checked without the reference: changing one trajectory's rewards moves the returns of that
@@ -254,7 +275,9 @@ def test_no_trajectory_returns_enter_its_own_fitted_baseline(baseline):
     for scale in (1.0, 3.0):
         rewards = rollout[1].copy()
         rewards[:, 0] *= scale
-        buffer = make_buffer(GroupRolloutBuffer, 1.0, baseline=baseline, baseline_kwargs={"n_folds": N_ENVS})
+        # (the linear features' seed given: each buffer would draw its own)
+        kwargs = {"n_folds": N_ENVS} | ({"fourier_seed": 0} if baseline == "linear" else {})
+        buffer = make_buffer(GroupRolloutBuffer, 1.0, baseline=baseline, baseline_kwargs=kwargs)
         fill(buffer, rollout[0], rewards, *rollout[2:])
         baselines.append(buffer.values.copy())
     np.testing.assert_allclose(baselines[0][:, 0], baselines[1][:, 0], rtol=1e-6)

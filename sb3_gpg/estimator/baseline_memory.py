@@ -82,6 +82,8 @@ class Equations(NamedTuple):
     :param limits_after_goal: the episodes that ran to the limit after the rollout's last goal (all where it found none)
     :param cross: under lambda-returns, ``gamma * (1 - lambda) * X^T N`` (``lambda_targets``): the returns' products
         with the features are then ``partial + cross w`` for a fit of coefficients w; None under the returns
+    :param prefers_pooled: whether the folds' fits at the pooled candidate's level predicted the rollout's returns,
+        held out, better than at the level given (``pooled_choice="previous"`` reads it at the next rollout)
     """
 
     gram: np.ndarray
@@ -95,6 +97,7 @@ class Equations(NamedTuple):
     longest_episode: int = 0
     limits_after_goal: int = 0
     cross: np.ndarray | None = None
+    prefers_pooled: bool = False
 
     @classmethod
     def of(

@@ -11,9 +11,12 @@ of the nearest samples. A sample's own return is completed by its own fold's fit
 
 With ``pooled_memory``, each fold of the linear baseline has a second candidate: the last ``pooled_memory`` rollouts,
 uncapped, at one level with the current rollout's. A rollout of few trajectories reads its level poorly from half of
-them, and the pooled level gives that evidence; a drift makes it lag. The fold takes, with its size, whichever of the
-two fits on one half of its trajectories (and the memory) predicts the other half best, so it keeps the level of its
-own where the returns have moved.
+them, and the pooled level gives that evidence; a drift makes it lag. By default (``pooled_choice="halves"``) the fold
+takes, with its size, whichever of the two fits on one half of its trajectories (and the memory) predicts the other
+half best, so it keeps the level of its own where the returns have moved. Halves of few trajectories make that a
+noisy choice; with ``pooled_choice="previous"`` every fold takes the candidate (its size still chosen on the halves)
+whose folds predicted the previous rollout's returns best, held out: a choice on a whole rollout's evidence that reads
+none of the current returns, and lags a drift by one rollout.
 
 Pure array code on one group's samples, env-major (see ``returns.env_major``); nothing here knows of Stable-Baselines3.
 """
@@ -28,9 +31,9 @@ from sb3_gpg.estimator.fitted_baselines import knn_mean, standardise
 from sb3_gpg.estimator.lambda_targets import LambdaTerms
 
 # The sizes of fit a fold chooses among (its first columns: the time's, then the observation's, then the Fourier
-# features), by a fit on half its trajectories scored on the other half, unless ``choose_size`` is False: the halves
-# score long returns, which the time may explain almost alone where lambda-returns, reading the baseline as a critic
-# over a few steps, still need the state
+# features), by a fit on half its training trajectories scored on the other half (``training_halves``), unless
+# ``choose_size`` is False: the halves score long returns, which the time may explain almost alone where
+# lambda-returns, reading the baseline as a critic over a few steps, still need the state
 CANDIDATE_SIZES = (BASE_FEATURES, 16, 64, 256)
 
 
@@ -43,8 +46,9 @@ class Samples(NamedTuple):
     :param discounts: ``gamma ** k`` (k steps to the rollout's end) for a cut return that is to be completed, else 0
     :param envs: the env of every sample
     :param cut_features: the features of each env's state after the rollout, one row per env
-    :param halves: the half of its fold's trajectories every sample's trajectory is in (``trajectory_folds``), on
-        which the linear fit's size is chosen
+    :param rounds: the parity of the round of dealing in which every sample's trajectory went to its fold (the
+        trajectories are dealt to the folds in turn: ``trajectory_folds``); with the folds it places each trajectory
+        in a half of every other fold's training set (``training_halves``), on which the linear fit's size is chosen
     :param lambdas: where the linear baseline is fitted on its own lambda-returns, what they add to each sample's row
         (``lambda_targets``); None: it is fitted on the returns (which are what its sizes are scored on, either way)
     """
@@ -54,7 +58,7 @@ class Samples(NamedTuple):
     discounts: np.ndarray
     envs: np.ndarray
     cut_features: np.ndarray
-    halves: np.ndarray
+    rounds: np.ndarray
     lambdas: LambdaTerms | None = None
 
 
@@ -125,27 +129,42 @@ def fitted_estimate(
         samples = samples._replace(features=features, cut_features=cut_features)
     fits: list[Fit | None] = []
     pooled: list[bool | None] = []
+    # pooled_choice="previous": the candidate every fold takes, and each candidate's held-out error on this rollout
+    take = None
+    if baseline == "linear" and kwargs["pooled_choice"] == "previous" and history is not None and len(history):
+        take = int(history.rollouts[-1].prefers_pooled)
+    errors = np.zeros(2)
     # the memory's equations by their level and the remembered rollouts' weights: the folds whose weights agree (all of
     # them where the memory is uncapped) share one assembly
     systems: dict[tuple[str, tuple[float, ...]], System] = {}
-    # the linear fit's statistics of each fold's halves, made once: a fold's training halves and the memory's entry
-    # are sums of them
+    # the linear fit's statistics of each fold's samples by round parity, made once: a fold's training halves and the
+    # memory's entry are sums of them
+    n_folds = int(folds.max(initial=-1)) + 1
     blocks = [
-        [_equations(samples, (folds == fold) & (samples.halves == half)) for half in (0, 1)]
-        for fold in range(int(folds.max(initial=-1)) + 1 if baseline == "linear" else 0)
+        [_equations(samples, (folds == fold) & (samples.rounds == parity)) for parity in (0, 1)]
+        for fold in range(n_folds if baseline == "linear" else 0)
     ]
     for fold_id in fold_ids:
         own = folds == fold_id if fold_id >= 0 else np.ones(n_samples, dtype=bool)
         train = ~own if fold_id >= 0 else np.zeros(n_samples, dtype=bool)
-        fold_result: tuple[np.ndarray, np.ndarray, bool, Fit | None, bool | None]
+        fold_fit: Fit | None
         if baseline == "linear":
-            # fitted on the other folds' halves (on none where the fit is the memory's alone)
-            others = [pair for fold, pair in enumerate(blocks) if fold != fold_id] if fold_id >= 0 else []
-            halves = [_sum([pair[half] for pair in others], samples) for half in (0, 1)]
-            fold_result = _linear_fold(samples, train, own, halves, history, bootstrap, systems, **kwargs)
+            # fitted on the other folds' samples, in halves (none where the fit is the memory's alone)
+            split = np.where(train, training_halves(samples.rounds, folds, fold_id, n_folds), -1)
+            parts: list[list[Equations]] = [[], []]
+            for fold, pair in enumerate(blocks):
+                for parity in (0, 1):
+                    if fold != fold_id and fold_id >= 0:
+                        parts[training_halves(parity, fold, fold_id, n_folds)].append(pair[parity])
+            halves = [_sum(part, samples) for part in parts]
+            fold_baselines, values, has_value, fold_fit, fold_pooled, fold_errors = _linear_fold(
+                samples, train, own, split, halves, history, bootstrap, systems, take, **kwargs
+            )
+            errors += fold_errors
         else:
-            fold_result = _knn_fold(samples, train, own, history, bootstrap, **kwargs)
-        fold_baselines, values, has_value, fold_fit, fold_pooled = fold_result
+            fold_baselines, values, has_value, fold_fit, fold_pooled = _knn_fold(
+                samples, train, own, history, bootstrap, **kwargs
+            )
         baselines[own] = fold_baselines
         own_cut = own & cut
         returns[own_cut] += samples.discounts[own_cut] * values[samples.envs[own_cut]]
@@ -158,7 +177,11 @@ def fitted_estimate(
     fit_size = pooled_share = float("nan")
     if baseline == "linear":
         whole = _sum([block for pair in blocks for block in pair], samples)
-        memory_entry = whole._replace(low=float(returns.min(initial=np.inf)), high=float(returns.max(initial=-np.inf)))
+        memory_entry = whole._replace(
+            low=float(returns.min(initial=np.inf)),
+            high=float(returns.max(initial=-np.inf)),
+            prefers_pooled=bool(take is not None and errors[1] < errors[0]),
+        )
         usable = [fit for fit in fits if fit is not None]
         if usable:
             mean = np.zeros(max(len(fit.coefficients) for fit in usable))
@@ -172,24 +195,41 @@ def fitted_estimate(
     return FittedEstimate(baselines, returns, values_at_cut, found, memory_entry, last_fit, fit_size, pooled_share)
 
 
+def training_halves(rounds: Any, folds: Any, fold_id: int, n_folds: int) -> Any:
+    """
+    :param rounds: the parity of the round of dealing of a trajectory (``Samples.rounds``), or of each
+    :param folds: its fold, or each one's, other than ``fold_id``
+    :return: its half of the training set of the fold ``fold_id``: the other folds' trajectories alternate halves in
+        the order they were dealt (its place among them is the rounds before its own times the ``n_folds - 1`` dealt
+        to the other folds in each, then its fold's place among them), so that a fold fitted on two trajectories or
+        more can choose its fit, however few are dealt to each fold
+    """
+    return (rounds * (n_folds - 1) + folds - (folds > fold_id)) % 2
+
+
 def _linear_fold(
     samples: Samples,
     train: np.ndarray,
     own: np.ndarray,
+    split: np.ndarray,
     halves: list[Equations],
     history: BaselineMemory | None,
     bootstrap: bool,
     systems: dict[tuple[str, tuple[float, ...]], System],
+    take: int | None,
     **kwargs: Any,
-) -> tuple[np.ndarray, np.ndarray, bool, Fit, bool | None]:
+) -> tuple[np.ndarray, np.ndarray, bool, Fit, bool | None, np.ndarray]:
     """
     :param train: the samples fitted on (the other folds')
     :param own: the samples whose baselines are fitted
+    :param split: the half of the samples fitted on that every sample is in (``training_halves``; -1 outside them)
     :param halves: the statistics of each half of the samples fitted on
     :param bootstrap: whether the cut returns are completed
     :param systems: the memory's systems already assembled, by level and the remembered rollouts' weights (filled here)
-    :return: the own samples' baselines, each env's value after the rollout, whether there is one, the fit, and whether
-        it took the pooled candidate (``pooled_memory``; None where it had none)
+    :param take: the candidate to take (``pooled_choice="previous"``), or None to choose it on the halves
+    :return: the own samples' baselines, each env's value after the rollout, whether there is one, the fit, whether
+        it took the pooled candidate (``pooled_memory``; None where it had none), and where ``take`` is given, each
+        candidate's squared error on the own samples' returns (completed as the fit's targets started), else zeros
     """
     ridge, n_train = kwargs["ridge"], int(train.sum())
     remembered: list[tuple[float, Equations]] = []
@@ -208,14 +248,38 @@ def _linear_fold(
             # where to start: the other folds' complete returns, and the remembered rollouts' returns as far as they saw
             start = memory.plus(_equations(samples, complete))
             completion = _fit(start, None, ridge, BASE_FEATURES, _targets(samples, complete, None))
-    chosen, size = _chosen_fit(samples, train, halves, candidates, completion, ridge, kwargs["choose_size"])
-    system = candidates[chosen].plus(halves[0].plus(halves[1]) if train.any() else None)
+    current = halves[0].plus(halves[1]) if train.any() else None
+    errors = np.zeros(2)
+    if take is not None and len(candidates) > 1:
+        # each candidate at its size on the halves, both scored on the own samples for the next rollout's choice
+        sizes = [
+            _chosen_fit(samples, split, halves, [candidate], completion, ridge, kwargs["choose_size"])[1]
+            for candidate in candidates
+        ]
+        fits = [
+            _iterated_fit(candidate.plus(current), completion, ridge, size, samples, train)
+            for candidate, size in zip(candidates, sizes, strict=True)
+        ]
+        targets = _targets(samples, own, completion)
+        errors = np.array([np.sum((each.values(samples.features[own]) - targets) ** 2) for each in fits])
+        chosen, fit = take, fits[take]
+    else:
+        chosen, size = _chosen_fit(samples, split, halves, candidates, completion, ridge, kwargs["choose_size"])
+        fit = _iterated_fit(candidates[chosen].plus(current), completion, ridge, size, samples, train)
+    values = fit.values(samples.cut_features) if completion is not None else np.zeros(len(samples.cut_features))
+    took_pooled = chosen == 1 if len(candidates) > 1 else None
+    return fit.values(samples.features[own]), values, completion is not None, fit, took_pooled, errors
+
+
+def _iterated_fit(system: System, completion: Fit | None, ridge: float, size: int, samples: Samples, train: np.ndarray) -> Fit:
+    """
+    :return: the fit of ``system`` on the first ``size`` features, its targets the ``train`` samples' returns completed
+        by ``completion``, then (where there is one) by each fit in turn for ``VALUE_ITERATIONS`` more fits
+    """
     fit = _fit(system, completion, ridge, size, _targets(samples, train, completion))
     for _ in range(VALUE_ITERATIONS if completion is not None else 0):
-        completion = fit
-        fit = _fit(system, completion, ridge, size, _targets(samples, train, completion))
-    values = fit.values(samples.cut_features) if completion is not None else np.zeros(len(samples.cut_features))
-    return fit.values(samples.features[own]), values, completion is not None, fit, chosen == 1 if len(candidates) > 1 else None
+        fit = _fit(system, fit, ridge, size, _targets(samples, train, fit))
+    return fit
 
 
 def _system(
@@ -258,7 +322,7 @@ def _targets(samples: Samples, rows: np.ndarray, completion: Fit | None) -> np.n
 
 def _chosen_fit(
     samples: Samples,
-    train: np.ndarray,
+    split: np.ndarray,
     halves: list[Equations],
     candidates: list[System],
     completion: Fit | None,
@@ -266,7 +330,8 @@ def _chosen_fit(
     choose_size: bool,
 ) -> tuple[int, int]:
     """
-    :param halves: the statistics of the two halves of the training trajectories
+    :param split: the half of the training trajectories that every sample is in (-1 outside them)
+    :param halves: the statistics of the two halves
     :param candidates: the remembered rollouts' equations: at the level given, then (``pooled_memory``) pooled
     :param choose_size: whether the size is chosen (else all the features)
     :return: the candidate and the size of fit (``CANDIDATE_SIZES``, and all the features, where ``choose_size``)
@@ -280,8 +345,7 @@ def _chosen_fit(
         return 0, n_features if candidates[0].remembered or not choose_size else BASE_FEATURES
     sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)}) if choose_size else [n_features]
     # each half's rows, features and targets once, for every candidate and size
-    split = [train & (samples.halves == half) for half in (0, 1)]
-    held_out = [(samples.features[rows], _targets(samples, rows, completion)) for rows in split]
+    held_out = [(samples.features[rows], _targets(samples, rows, completion)) for rows in (split == 0, split == 1)]
     choices, errors = [], []
     for number, memory in enumerate(candidates):
         systems = [memory.plus(halves[half]) for half in (0, 1)]

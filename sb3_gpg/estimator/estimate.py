@@ -336,19 +336,19 @@ def _fitted(
         cut_features = rollout.features(last_obs, rollout.episode_times[-1] + 1)
     else:
         cut_features = np.zeros((n_envs, features.shape[1]))
-    # trajectories dealt to folds in turn, and within a fold to halves in turn
+    # trajectories dealt to folds in turn, by rounds
     order = trajectory_order(ids[in_group], rows)
-    folds = halves = None
+    folds = rounds = None
     if order is not None:
         n_folds = min(baseline_kwargs["n_folds"], int(order.max()) + 1)
-        folds, halves = order % n_folds, order // n_folds % 2
+        folds, rounds = order % n_folds, order // n_folds % 2
     samples = Samples(
         features,
         env_major(discounted)[in_group],
         discounts,
         envs,
         cut_features,
-        np.zeros(len(rows)) if halves is None else halves,
+        np.zeros(len(rows)) if rounds is None else rounds,
         lambdas,
     )
     if options.baseline != "linear":

@@ -6,8 +6,8 @@ enter its own baseline. Their arguments, features and neighbour search are here.
 ``"linear"``: ridge regression on a cubic in the episode time, a constant, the clipped observation and its squares
 (the features of rllab's LinearFeatureBaseline; a random projection of the observation where it has many
 dimensions) and random Fourier features of it, fitted together with the last rollouts (``memory``, ``recency``,
-``memory_weight``, ``level``: ``baseline_memory``; ``pooled_memory``, ``pooled_recency``: a second candidate per fold,
-``cross_fitting``) on the returns, or on its own lambda-returns (``target``:
+``memory_weight``, ``level``: ``baseline_memory``; ``pooled_memory``, ``pooled_recency``, ``pooled_choice``: a second
+candidate per fold, ``cross_fitting``) on the returns, or on its own lambda-returns (``target``:
 ``lambda_targets``). ``"knn"``: the mean return of the k nearest samples of other trajectories in standardised
 (observation, episode time), searched among at most ``max_samples`` of them.
 
@@ -28,7 +28,27 @@ from sb3_gpg.estimator.lambda_targets import TARGETS
 from sb3_gpg.estimator.values import check_real
 
 FITTED_BASELINES = ("linear", "knn")
+# How a fold of the linear baseline chooses between its candidates (``pooled_memory``; ``cross_fitting``)
+POOLED_CHOICES = ("halves", "previous")
 BASELINES = ("bins", *FITTED_BASELINES)
+# The linear baseline's arguments that name a choice: the choices, and what each means
+CHOICES = {
+    "level": (
+        LEVELS,
+        "'own' gives each remembered rollout a level of its own, 'trend' puts the rollouts' levels on a line in their "
+        "age, 'pooled' shares one.",
+    ),
+    "pooled_choice": (
+        POOLED_CHOICES,
+        "'halves' lets each fold choose on held-out halves of its training trajectories, 'previous' gives every fold "
+        "the candidate whose folds predicted the previous rollout's returns best.",
+    ),
+    "target": (
+        TARGETS,
+        "'returns' fits the Monte-Carlo returns, 'lambda_returns' the baseline's own lambda-returns (GAE's lambda), as "
+        "PPO's critic, 'auto' the lambda-returns where gae_lambda is below 1.",
+    ),
+}
 # Defaults of each fitted baseline's arguments (``baseline_kwargs``)
 BASELINE_KWARGS: dict[str, dict[str, Any]] = {
     "bins": {},
@@ -41,6 +61,7 @@ BASELINE_KWARGS: dict[str, dict[str, Any]] = {
         "level": "own",
         "pooled_memory": 0,
         "pooled_recency": 0.9,
+        "pooled_choice": "halves",
         "fourier": 256,
         "fourier_scale": None,
         "fourier_seed": None,
@@ -93,17 +114,9 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
     for name in ("choose_size", "optimism"):
         if not isinstance(kwargs.get(name, True), bool):
             raise ValueError(f"baseline_kwargs['{name}'] must be True or False, got {kwargs[name]!r}.")
-    if "level" in kwargs and kwargs["level"] not in LEVELS:
-        raise ValueError(
-            f"baseline_kwargs['level'] must be one of {LEVELS}, got {kwargs['level']!r}: 'own' gives each remembered "
-            "rollout a level of its own, 'trend' puts the rollouts' levels on a line in their age, 'pooled' shares one."
-        )
-    if "target" in kwargs and kwargs["target"] not in TARGETS:
-        raise ValueError(
-            f"baseline_kwargs['target'] must be one of {TARGETS}, got {kwargs['target']!r}: 'returns' fits the "
-            "Monte-Carlo returns, 'lambda_returns' the baseline's own lambda-returns (GAE's lambda), as PPO's critic, "
-            "'auto' the lambda-returns where gae_lambda is below 1."
-        )
+    for name, (allowed, meaning) in CHOICES.items():
+        if name in kwargs and kwargs[name] not in allowed:
+            raise ValueError(f"baseline_kwargs['{name}'] must be one of {allowed}, got {kwargs[name]!r}: {meaning}")
     _check_ranges(kwargs)
     # Arguments of a part that is off would be ignored without a word (their defaults, written out, change nothing)
     # (fourier_seed also draws the projection of large observations: taken whatever fourier is)
@@ -112,6 +125,7 @@ def check_baseline(baseline: str, baseline_kwargs: dict[str, Any] | None) -> dic
         "memory_weight": "memory",
         "level": "memory",
         "pooled_recency": "pooled_memory",
+        "pooled_choice": "pooled_memory",
         "fourier_scale": "fourier",
     }
     for name, part in parts.items():

@@ -62,8 +62,9 @@ class Recorder:
         self.rollouts.append([])
         return self.estimate(*args, **kwargs)
 
-    def _chosen_fit(self, samples, train, halves, candidates, completion, ridge, choose_size):  # type: ignore[no-untyped-def]
-        chosen = self.choose(samples, train, halves, candidates, completion, ridge, choose_size)
+    def _chosen_fit(self, samples, split, halves, candidates, completion, ridge, choose_size):  # type: ignore[no-untyped-def]
+        chosen = self.choose(samples, split, halves, candidates, completion, ridge, choose_size)
+        train = split >= 0
         n_features = samples.features.shape[1]
         sizes = sorted({min(size, n_features) for size in (*cross_fitting.CANDIDATE_SIZES, n_features)})
         own = ~train
@@ -77,22 +78,20 @@ class Recorder:
             "halves_error": {},
             "held_out": {},
         }
-        split = [train & (samples.halves == half) for half in (0, 1)]
         for number, memory in enumerate(candidates):
             system = memory.plus(halves[0].plus(halves[1]))
             for size in sizes:
-                fit_completion = completion
-                fit = cross_fitting._fit(system, fit_completion, ridge, size, cross_fitting._targets(samples, train, completion))
+                fit = cross_fitting._fit(system, completion, ridge, size, cross_fitting._targets(samples, train, completion))
                 for _ in range(VALUE_ITERATIONS if completion is not None else 0):
                     fit = cross_fitting._fit(system, fit, ridge, size, cross_fitting._targets(samples, train, fit))
                 fold["held_out"][number, size] = float(np.sum((fit.values(samples.features[own]) - targets) ** 2))
                 if fold["halves"]:
                     error = 0.0
                     for half in (0, 1):
-                        held = cross_fitting._targets(samples, split[1 - half], completion)
+                        held = cross_fitting._targets(samples, split == 1 - half, completion)
                         half_fit = cross_fitting._fit(memory.plus(halves[1 - half]), completion, ridge, size, held)
-                        mine = cross_fitting._targets(samples, split[half], completion)
-                        error += float(np.sum((half_fit.values(samples.features[split[half]]) - mine) ** 2))
+                        mine = cross_fitting._targets(samples, split == half, completion)
+                        error += float(np.sum((half_fit.values(samples.features[split == half]) - mine) ** 2))
                     fold["halves_error"][number, size] = error
         self.rollouts[-1].append(fold)
         return chosen
@@ -140,6 +139,7 @@ def summary(window: list[list[dict[str, Any]]], logged: list[float], warm_up: in
         every fold the candidate (at its halves' size) whose folds predicted the previous rollout's returns best
     """
     explained: dict[str, list[float]] = {rule: [] for rule in RULES}
+    lagged_pooled = []
     kept = [index for index in range(warm_up, len(window)) if all(_pooled(fold) for fold in window[index])]
     rollouts = [window[index] for index in kept]
     folds = [fold for rollout in rollouts for fold in rollout]
@@ -147,7 +147,9 @@ def summary(window: list[list[dict[str, Any]]], logged: list[float], warm_up: in
         rollout, previous = window[index], window[index - 1]
         targets = np.concatenate([fold["targets"] for fold in rollout])
         total = float(np.sum((targets - targets.mean()) ** 2))
-        lagged = "own" if not all(_pooled(fold) for fold in previous) or _error(previous, "own") <= _error(previous, "pooled") else "pooled"
+        pooled_before = all(_pooled(fold) for fold in previous) and _error(previous, "pooled") < _error(previous, "own")
+        lagged = "pooled" if pooled_before else "own"
+        lagged_pooled.append(pooled_before)
         for rule in RULES:
             explained[rule].append(1 - _error(rollout, lagged if rule == "lagged" else rule) / total)
     choosing = [fold for fold in folds if fold["halves"]]
@@ -168,6 +170,7 @@ def summary(window: list[list[dict[str, Any]]], logged: list[float], warm_up: in
         "halves_pooled": float(np.mean(took_pooled)) if choosing else float("nan"),
         "held_out_pooled": float(np.mean(prefers_pooled)) if choosing else float("nan"),
         "agree": float(np.mean(np.array(took_pooled) == np.array(prefers_pooled))) if choosing else float("nan"),
+        "lagged_pooled": float(np.mean(lagged_pooled)),
         "ev_logged": float(np.median([logged[index] for index in kept])),
         **{f"ev_{rule}": float(np.median(values)) for rule, values in explained.items()},
     }
@@ -182,22 +185,24 @@ def main() -> None:
     args = parser.parse_args()
     with Recorder() as recorder:
         series = variants_on_saved(args.saved, {"choice": json.loads(args.variant)})
+    # every saved rollout was estimated, a window's first unscored (``variants_on_saved``)
+    saved = [int(file.stem.split("_")[1]) for file in sorted(args.saved.glob("rollout_*.npz"))]
+    assert len(recorder.rollouts) == len(saved), "one estimate per saved rollout"
     steps = [step for step, _ in series["choice"]]
-    # every saved rollout was estimated; a window's first is not scored (variants_on_saved)
-    scored = recorder.rollouts[len(recorder.rollouts) - len(steps) :] if len(recorder.rollouts) == len(steps) else None
-    if scored is None:
-        files = sorted(args.saved.glob("rollout_*.npz"))
-        numbers = [int(file.stem.split("_")[1]) for file in files]
-        kept = [index for index, number in enumerate(numbers) if number in set(steps)]
-        scored = [recorder.rollouts[index] for index in kept]
+    scored = [recorder.rollouts[saved.index(step)] for step in steps]
     gaps = np.flatnonzero(np.diff(steps) != np.diff(steps).min()) + 1
-    windows = np.split(np.arange(len(steps)), gaps)
-    rows = {f"{steps[w[0]]:,}-{steps[w[-1]]:,}": summary([scored[i] for i in w], [series["choice"][i][1] for i in w], args.warm_up) for w in windows}
-    names = list(next(iter(rows.values())))
+    rows = {}
+    for window in np.split(np.arange(len(steps)), gaps):
+        logged = [series["choice"][index][1] for index in window]
+        rows[f"{steps[window[0]]:,}-{steps[window[-1]]:,}"] = summary([scored[i] for i in window], logged, args.warm_up)
     lines = ["| | " + " | ".join(rows) + " |", "|---|" + "---|" * len(rows)]
-    for name in names:
-        lines.append(f"| {name} | " + " | ".join(f"{row[name]:.2f}" if isinstance(row[name], float) else str(row[name]) for row in rows.values()) + " |")
-    command = f"python benchmarks/swap/diagnosis/choice_criterion.py --saved {args.saved} --warm-up {args.warm_up} --variant '{args.variant}'"
+    for name in next(iter(rows.values())):
+        values = [row[name] for row in rows.values()]
+        lines.append(
+            f"| {name} | " + " | ".join(f"{value:.2f}" if isinstance(value, float) else str(value) for value in values) + " |"
+        )
+    command = "python benchmarks/swap/diagnosis/choice_criterion.py"
+    command += f" --saved {args.saved} --warm-up {args.warm_up} --variant '{args.variant}'"
     text = "\n".join([*lines, "", f"    {command}" + (f" --out {args.out}" if args.out else ""), ""])
     print(text)
     if args.out:

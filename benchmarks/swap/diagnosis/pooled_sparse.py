@@ -2,17 +2,19 @@
 The pooled candidate's first screen (pooled_candidate/README.md, *The screens*): on MountainCar-v0 and Acrobot-v1,
 tuning seeds 100 and 101, each run's first goal (the first evaluation above the time limit's score), final evaluation
 and mean of the last five, against the default's runs named there; passes if every run reaches the goal and none
-later than twice its reference on its seed. Writes ``pooled_candidate/screen_sparse.md``.
+later than twice its reference on its seed. Writes ``pooled_candidate/screen_sparse.md`` (for another candidate's
+setting, ``screen_sparse_<setting>.md``).
 
-    python benchmarks/swap/diagnosis/pooled_sparse.py
+    python benchmarks/swap/diagnosis/pooled_sparse.py [--candidate gpg_swap_pooled32_previous_folds8]
 """
 
+import argparse
 from pathlib import Path
 
 from sb3_gpg_bench import swap_rules
 
 HERE = Path(__file__).parent
-CANDIDATE = (HERE / "pooled_candidate", "gpg_swap_pooled32")
+FOLDER, CANDIDATE = HERE / "pooled_candidate", "gpg_swap_pooled32"
 REFERENCES = {
     ("Acrobot-v1", 100): (HERE.parent / "goal_lapse" / "reference_rerun", "gpg_swap_lambda_default"),
     ("Acrobot-v1", 101): (HERE.parent / "goal_lapse" / "reference_rerun", "gpg_swap_lambda_default"),
@@ -22,6 +24,9 @@ REFERENCES = {
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--candidate", default=CANDIDATE, help="the candidate's setting, its runs in pooled_candidate")
+    candidate_setting = parser.parse_args().candidate
     lines = [
         "| task | seed | reference: first goal, final, last five | candidate: first goal, final, last five | verdict |",
         "|---|---|---|---|---|",
@@ -30,7 +35,7 @@ def main() -> None:
     for (task, seed), (root, setting) in REFERENCES.items():
         floor = swap_rules.NEVER_THERE[task]
         reference = swap_rules.goal_scores(swap_rules.run(root, task, setting, seed), floor)
-        candidate = swap_rules.goal_scores(swap_rules.run(CANDIDATE[0], task, CANDIDATE[1], seed), floor)
+        candidate = swap_rules.goal_scores(swap_rules.run(FOLDER, task, candidate_setting, seed), floor)
         reached = candidate[0] != "never"
         in_time = reached and (
             reference[0] == "never" or int(candidate[0].replace(",", "")) <= 2 * int(reference[0].replace(",", ""))
@@ -40,7 +45,8 @@ def main() -> None:
         cells = ["{}, {:.1f}, {:.1f}".format(*scores) for scores in (reference, candidate)]
         lines.append(f"| {task} | {seed} | {cells[0]} | {cells[1]} | {verdict} |")
     lines += ["", f"Screen 1: {'passes' if passed else 'fails'}."]
-    (CANDIDATE[0] / "screen_sparse.md").write_text("\n".join(lines) + "\n")
+    name = "screen_sparse.md" if candidate_setting == CANDIDATE else f"screen_sparse_{candidate_setting}.md"
+    (FOLDER / name).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
