@@ -6,12 +6,13 @@ is their command line and ``sb3_gpg_bench.suite_report`` their tables and plots.
 Each run is one ``train`` subprocess with ``N_EVALUATIONS`` evaluations over its budget (RL Zoo's ``EvalCallback``:
 ``EVAL_EPISODES`` deterministic episodes each) and one torch thread. What a run leaves in ``<out>/runs/<run>/`` is
 small: RL Zoo's ``evaluations.npz``, the resolved hyperparameters (``config.yml``, ``args.yml``) and ``meta.json``
-(command, wall time, versions, the machine's load through the run and when each evaluation was written), and
-``training_log.json.gz`` (``LOGGED_KEYS``); model files are not kept.
+(command, wall time, versions, the processor (``cpu``), the machine's load through the run and when each evaluation
+was written), and ``training_log.json.gz`` (``LOGGED_KEYS``); model files are not kept.
 """
 
 import copy
 import gzip
+import hashlib
 import json
 import platform
 import re
@@ -55,6 +56,8 @@ MAX_LOGGED_POINTS = 4000
 # critic explains (PPO's train/explained_variance; GPG's train/baseline_explained_variance, held out, which runs before
 # 0.1.0's release logged as gpg/baseline_explained_variance); the Gaussian policy's noise and the training episodes'
 # length and return, which show a policy that learns to end its episodes
+# What a run records of its processor (``cpu``): the name, and Linux's /proc/cpuinfo keys
+CPU_FIELDS = {"name": "model name", "family": "cpu family", "model": "model", "stepping": "stepping"}
 LOGGED_KEYS = (
     "train/explained_variance",
     "train/baseline_explained_variance",
@@ -215,6 +218,8 @@ def train(
             "n_timesteps": budget,
             "eval_seed": eval_seed,
             "machine": platform.node(),
+            # the processor: two of them round a MuJoCo task's arithmetic apart, and its runs apart with it
+            "cpu": cpu(),
             # the machine's load through the run, and when each evaluation was written (seconds from the start)
             "load": load,
             "evaluation_wall_s": evaluation_times,
@@ -321,6 +326,22 @@ def thinned(series: dict[str, list[list[float]]], max_points: int = MAX_LOGGED_P
         rows = np.unique(np.linspace(0, len(points) - 1, max_points).round().astype(int))
         kept[key] = points if len(points) <= max_points else [points[row] for row in rows]
     return kept
+
+
+def cpu() -> dict[str, str]:
+    """
+    :return: the processor's name, family, model and stepping as Linux reports them, and a digest of its instruction
+        set's flags (which choose the vectorised paths of the arithmetic); empty where ``/proc/cpuinfo`` is not read
+    """
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return {}
+    fields = dict(line.split(":", 1) for line in text.split("\n\n")[0].splitlines() if ":" in line)
+    fields = {key.strip(): value.strip() for key, value in fields.items()}
+    described = {name: fields.get(key, "?") for name, key in CPU_FIELDS.items()}
+    flags = " ".join(sorted(fields.get("flags", "").split()))
+    return described | {"flags_digest": hashlib.sha256(flags.encode()).hexdigest()[:12]}
 
 
 def _version(module: str) -> str:

@@ -19,7 +19,7 @@ from sb3_gpg import GPG
 from sb3_gpg.zoo.registry import check_gpg_hyperparams
 from sb3_gpg_bench import suites
 from sb3_gpg_bench.experiments import EpisodeSeeds, PeriodicEvaluation, make_envs, shared_hyperparameters
-from sb3_gpg_bench.suite import TRAINING_LOG, Run, budget_of, finished, random_scores, run_suite, train, zoo_entry
+from sb3_gpg_bench.suite import TRAINING_LOG, Run, budget_of, cpu, finished, random_scores, run_suite, train, zoo_entry
 from sb3_gpg_bench.suites import PINNED_ENTRIES_FILE, PPO_ENTRY, SUITES, Setting, trial_params
 from sb3_gpg_bench.timing import condition
 from sb3_gpg_bench.timing import meta as run_meta
@@ -357,6 +357,7 @@ def test_zoo_suite_runs_resumes_and_reports_a_tiny_grid(tmp_path):
         assert len(meta["evaluation_wall_s"]) == len(evaluations["timesteps"])
         assert 0 < meta["evaluation_wall_s"][0] <= meta["evaluation_wall_s"][-1] <= meta["wall_time_s"] + 1
         assert meta["load"]["runs_beside_max"] >= 0 and len(meta["load"]["samples"]) >= 1
+        assert meta["cpu"] == cpu()  # the processor, whose rounding a MuJoCo task's runs depend on
     assert (
         "- - - baseline\n    - linear"
         in (tmp_path / "out" / "runs" / "CartPole-v1__gpg_linear__seed100" / "config.yml").read_text()
