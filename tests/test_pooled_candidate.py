@@ -136,6 +136,18 @@ def test_under_previous_a_rollout_after_returns_moved_keeps_a_level_of_its_own()
     assert lag > 2 * abs(np.mean(result.returns - result.baselines)) and lag > 0.5, lag
 
 
+def test_under_previous_a_tie_keeps_the_level_given():
+    # The level given is the pooled candidate itself (one level, the same memory, uncapped): the two predict alike,
+    # and every fold keeps the first
+    options = dict(baseline="linear", binning="time", truncated_returns="keep")
+    same = dict(memory=3, recency=0.9, memory_weight=None, level="pooled", pooled_memory=3, pooled_recency=0.9)
+    estimator = RolloutEstimator(
+        8, 0.9, **options, baseline_kwargs=dict(same, fourier=8, fourier_seed=0, pooled_choice="previous")
+    )
+    shares = [estimator(*rollout).stats.get("pooled_share") for rollout in drifting_rollouts(seed=1, levels=[0.0] * 5)]
+    assert shares[1:] == [0.0] * 4, shares
+
+
 def test_a_rollout_of_one_trajectory_trains_as_without_the_candidate():
     # One env whose rollouts each hold one piece of one long episode (MountainCarContinuous-v0's): no fold has two
     # halves to choose on, so the default's fit serves, and the optimism reads the default's memory

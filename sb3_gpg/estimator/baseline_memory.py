@@ -83,7 +83,9 @@ class Equations(NamedTuple):
     :param cross: under lambda-returns, ``gamma * (1 - lambda) * X^T N`` (``lambda_targets``): the returns' products
         with the features are then ``partial + cross w`` for a fit of coefficients w; None under the returns
     :param prefers_pooled: whether the folds' fits at the pooled candidate's level predicted the rollout's returns,
-        held out, better than at the level given (``pooled_choice="previous"`` reads it at the next rollout)
+        held out, better than at the level given (``pooled_choice="previous"`` reads it at the next rollout); False
+        also where they were not compared (no memory yet, or ``pooled_choice="halves"``). Set on the memory's entry
+        alone: ``plus`` does not carry it
     """
 
     gram: np.ndarray

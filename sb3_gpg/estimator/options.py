@@ -73,7 +73,7 @@ class GroupOptions:
         returns say it predicts better, or with ``pooled_choice="previous"`` every fold takes the candidate whose folds
         predicted the previous rollout's returns best; ``cross_fitting``), ``fourier``, ``fourier_scale`` and ``fourier_seed``
         (linear: random Fourier features of the observation; None: a seed drawn from the model's), ``choose_size``
-        (linear: each fold chooses how many of the features it fits on held-out halves of its trajectories; False: all
+        (linear: each fold chooses how many of the features it fits on held-out halves of its training trajectories; False: all
         of them), ``optimism`` (linear, True by default: while every step costs the same and no episode has found the
         goal (under ``gae_lambda="auto"``: or since then 16 episodes in a row have run to the limit), the baselines are
         raised where the fit has seen few samples, for lambda-returns to read as a critic's initial optimism;
