@@ -5,7 +5,7 @@ and mean of the last five, against the default's runs named there; passes if eve
 later than twice its reference on its seed. Writes ``pooled_candidate/screen_sparse.md`` (for another candidate's
 setting, ``screen_sparse_<setting>.md``).
 
-    python benchmarks/swap/diagnosis/pooled_sparse.py [--candidate gpg_swap_pooled32_previous_folds8]
+    python benchmarks/swap/diagnosis/pooled_sparse.py [--candidate gpg_swap_pooled32_previous_folds8] [--folder DIR]
 """
 
 import argparse
@@ -25,8 +25,10 @@ REFERENCES = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--candidate", default=CANDIDATE, help="the candidate's setting, its runs in pooled_candidate")
-    candidate_setting = parser.parse_args().candidate
+    parser.add_argument("--candidate", default=CANDIDATE, help="the candidate's setting")
+    parser.add_argument("--folder", type=Path, default=FOLDER, help="the folder of its runs (and of the screen's table)")
+    args = parser.parse_args()
+    candidate_setting, folder = args.candidate, args.folder
     lines = [
         "| task | seed | reference: first goal, final, last five | candidate: first goal, final, last five | verdict |",
         "|---|---|---|---|---|",
@@ -35,7 +37,7 @@ def main() -> None:
     for (task, seed), (root, setting) in REFERENCES.items():
         floor = swap_rules.NEVER_THERE[task]
         reference = swap_rules.goal_scores(swap_rules.run(root, task, setting, seed), floor)
-        candidate = swap_rules.goal_scores(swap_rules.run(FOLDER, task, candidate_setting, seed), floor)
+        candidate = swap_rules.goal_scores(swap_rules.run(folder, task, candidate_setting, seed), floor)
         reached = candidate[0] != "never"
         in_time = reached and (
             reference[0] == "never" or int(candidate[0].replace(",", "")) <= 2 * int(reference[0].replace(",", ""))
@@ -46,7 +48,7 @@ def main() -> None:
         lines.append(f"| {task} | {seed} | {cells[0]} | {cells[1]} | {verdict} |")
     lines += ["", f"Screen 1: {'passes' if passed else 'fails'}."]
     name = "screen_sparse.md" if candidate_setting == CANDIDATE else f"screen_sparse_{candidate_setting}.md"
-    (FOLDER / name).write_text("\n".join(lines) + "\n")
+    (folder / name).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
