@@ -138,7 +138,6 @@ class ReferenceGPG:
         # The linear baseline's remembered rollouts, oldest first: each {"samples": [Sample], "low": .., "high": ..}
         self.memory = []
         self.pooled_choices = []  # per fold of the last fitted rollout that had it: whether it took the pooled candidate
-        self.optimistic = False  # whether the optimism acts on the rollout being estimated
         # and the mean of the last rollout's fold fits
         self.last_fit = None
         # the longest episode time of any rollout the memory took (the optimism's goal: an episode that ends before it),
@@ -206,16 +205,15 @@ class ReferenceGPG:
         # kept with the rollout in the memory
         self.seen = self.goal_seen(rewards, episode_starts, times, last_dones)
         self.streak = self.episodes_to_the_limit(rewards, episode_starts, times, last_dones)
-        optimism = self.baseline == "linear" and self.baseline_kwargs["optimism"] and self.gae_lambda < 1.0
-        # whether the optimism acts on this rollout: then the folds have no pooled candidate
-        self.optimistic = optimism and not self.seen and not goal_was_seen and self.one_cost(rewards)
         if self.baseline != "bins":
             fitted = self.fitted(observations, times, trajectories, cut_trajectories, returns, in_group, last_obs, rewards)
         if fitted is not None:
             fitted_baselines, completed, value_at_cut, found = fitted
             for (step, env), value in completed.items():
                 returns[step][env] = value
-            if self.optimistic:
+            optimism = self.baseline == "linear" and self.baseline_kwargs["optimism"] and self.gae_lambda < 1.0
+            unseen = not self.seen and not goal_was_seen
+            if optimism and unseen and self.one_cost(rewards):
                 queries = []
                 if self.truncated_returns == "bootstrap" and cut_trajectories:
                     queries = [self.features(last_obs[env], self.time_of_next_step[env]) for env in range(self.n_envs)]
@@ -523,7 +521,7 @@ class ReferenceGPG:
         remembered = self.remembered(len(train), kwargs["memory"], kwargs["recency"], kwargs["memory_weight"])
         # (level, its memory): the level given, and with pooled_memory one level for the last pooled_memory rollouts
         candidates = [(level, remembered)]
-        if kwargs["pooled_memory"] and self.memory and not self.optimistic:
+        if kwargs["pooled_memory"] and self.memory:
             candidates.append(("pooled", self.remembered(len(train), kwargs["pooled_memory"], kwargs["pooled_recency"],
                                                          None)))  # fmt: skip
         completion = None

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sb3_gpg.common.buffers import GroupRolloutBuffer
-from tests.helpers import RolloutEstimator, assert_estimate_matches
+from tests.helpers import RolloutEstimator
 from tests.reference import ReferenceGPG
 from tests.test_state_aware import GAMMA, N_ENVS, assert_filled_as_the_reference, fill, make_buffer, rollouts
 
@@ -167,31 +167,6 @@ def test_a_rollout_of_one_trajectory_trains_as_without_the_candidate():
         assert "pooled_share" not in result.stats or result.stats["pooled_share"] == 0.0
     assert len(pooled.memory) == 6 and len(alone.memory) == 2
     assert off.stats.get("optimism_raised") == 1.0  # guard: the optimism acted, on the default's memory
-
-
-@pytest.mark.parametrize("pooled_choice", ["halves", "previous"])
-def test_while_the_optimism_acts_there_is_no_pooled_candidate(pooled_choice):
-    # Eight envs whose episodes go on through six rollouts at one cost per step: no goal, so the optimism acts, on the
-    # default's memory; the fit it raises is that memory's: no fold has the pooled candidate (no pooled_share), and the
-    # rollouts train as without it
-    options = dict(baseline="linear", binning="time", truncated_returns="bootstrap")
-    kwargs = dict(fourier=8, fourier_seed=0, memory=2)
-    pooled = RolloutEstimator(8, 0.9, gae_lambda=0.8, **options,
-                              baseline_kwargs=dict(kwargs, pooled_memory=6, pooled_choice=pooled_choice))  # fmt: skip
-    alone = RolloutEstimator(8, 0.9, gae_lambda=0.8, **options, baseline_kwargs=kwargs)
-    reference = ReferenceGPG(8, 0.9, gae_lambda=0.8, **options,
-                             baseline_kwargs=dict(kwargs, pooled_memory=6, pooled_choice=pooled_choice))  # fmt: skip
-    rng = np.random.default_rng(0)
-    for number in range(6):
-        observations = rng.normal(size=(8, 8, 3)).astype(np.float32)
-        rewards = np.full((8, 8), -1.0, dtype=np.float32)
-        starts = np.full((8, 8), float(number == 0), dtype=np.float32) * (np.arange(8)[:, None] == 0)
-        rollout = (observations, rewards, starts, np.zeros(8, dtype=bool), rng.normal(size=(8, 3)).astype(np.float32))
-        result, off = pooled(*rollout), alone(*rollout)
-        np.testing.assert_array_equal(result.advantages, off.advantages)
-        assert_estimate_matches(result, reference.advantages(*rollout), tolerance=1e-4)
-        assert "pooled_share" not in result.stats
-    assert off.stats.get("optimism_raised") == 1.0  # guard: the optimism acted
 
 
 @pytest.mark.parametrize(

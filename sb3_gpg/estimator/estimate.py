@@ -353,10 +353,6 @@ def _fitted(
     )
     if options.baseline != "linear":
         memory = None
-    if optimistic and baseline_kwargs["pooled_memory"]:
-        # the optimism reads the novelty of the default's memory, and raises the fit of that memory: no pooled candidate
-        # while it acts (its rollouts are not compared under pooled_choice="previous" either)
-        baseline_kwargs = {**baseline_kwargs, "pooled_memory": 0}
     fitted = fitted_estimate(options.baseline, samples, folds, memory, bootstrap, **baseline_kwargs)
     if fitted is not None and fitted.memory_entry is not None:
         entry = fitted.memory_entry._replace(
