@@ -585,6 +585,8 @@ SWAP = [
     # the same, every fold taking the candidate whose folds predicted the previous rollout best (a choice on a whole
     # rollout's evidence, where each fold's halves hold few trajectories)
     *both_lambdas("gpg_swap_pooled32_previous_folds8", "'pooled_memory':32,'pooled_choice':'previous','n_folds':8"),
+    # and with the default's 2 folds
+    *both_lambdas("gpg_swap_pooled32_previous", "'pooled_memory':32,'pooled_choice':'previous'"),
     # the constructor's gae_lambda with the linear baseline fitted on the returns whatever lambda a rollout takes
     # (Ant-v5: does the lambda-returns' fit or the policy explain less of the returns?)
     Setting(
