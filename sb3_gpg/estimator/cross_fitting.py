@@ -12,8 +12,8 @@ of the nearest samples. A sample's own return is completed by its own fold's fit
 With ``pooled_memory``, each fold of the linear baseline has a second candidate: the last ``pooled_memory`` rollouts,
 uncapped, at one level with the current rollout's. A rollout of few trajectories reads its level poorly from half of
 them, and the pooled level gives that evidence; a drift makes it lag. By default (``pooled_choice="halves"``) the fold
-takes, with its size, whichever of the two fits on one half of its trajectories (and the memory) predicts the other
-half best, so it keeps the level of its own where the returns have moved. Halves of few trajectories make that a
+takes, with its size, whichever of the two fits on one half of its training trajectories (and the memory) predicts the
+other half best, so it keeps the level of its own where the returns have moved. Halves of few trajectories make that a
 noisy choice; with ``pooled_choice="previous"`` every fold takes the candidate (its size still chosen on the halves)
 whose folds predicted the previous rollout's returns best, held out: a choice on a whole rollout's evidence that reads
 none of the current returns, and lags a drift by one rollout.
