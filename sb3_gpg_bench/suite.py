@@ -51,13 +51,13 @@ TRAINING_LOG = "training_log.json.gz"
 # k-th update's, so that its log stays light (under the 512 KB a results file may weigh, with every key logged); the
 # reports read quarter means and medians and 200-point curves
 MAX_LOGGED_POINTS = 4000
+# What a run records of its processor (``cpu``): the name, and Linux's /proc/cpuinfo keys
+CPU_FIELDS = {"name": "model name", "family": "cpu family", "model": "model", "stepping": "stepping"}
 # What each update logged that the runs are compared on (at most MAX_LOGGED_POINTS per key), read from the training's
 # standard output (SB3's tables at ``verbose=1``), kept in the training log: how much of the returns the baseline or
 # critic explains (PPO's train/explained_variance; GPG's train/baseline_explained_variance, held out, which runs before
 # 0.1.0's release logged as gpg/baseline_explained_variance); the Gaussian policy's noise and the training episodes'
 # length and return, which show a policy that learns to end its episodes
-# What a run records of its processor (``cpu``): the name, and Linux's /proc/cpuinfo keys
-CPU_FIELDS = {"name": "model name", "family": "cpu family", "model": "model", "stepping": "stepping"}
 LOGGED_KEYS = (
     "train/explained_variance",
     "train/baseline_explained_variance",
@@ -337,8 +337,8 @@ def cpu() -> dict[str, str]:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
         return {}
-    fields = dict(line.split(":", 1) for line in text.split("\n\n")[0].splitlines() if ":" in line)
-    fields = {key.strip(): value.strip() for key, value in fields.items()}
+    pairs = (line.split(":", 1) for line in text.split("\n\n")[0].splitlines() if ":" in line)
+    fields = {key.strip(): value.strip() for key, value in pairs}
     described = {name: fields.get(key, "?") for name, key in CPU_FIELDS.items()}
     flags = " ".join(sorted(fields.get("flags", "").split()))
     return described | {"flags_digest": hashlib.sha256(flags.encode()).hexdigest()[:12]}

@@ -152,9 +152,9 @@ def fitted_estimate(
             # fitted on the other folds' samples, in halves (none where the fit is the memory's alone)
             split = np.where(train, training_halves(samples.rounds, folds, fold_id, n_folds), -1)
             parts: list[list[Equations]] = [[], []]
-            for fold, pair in enumerate(blocks):
+            for fold, pair in enumerate(blocks if fold_id >= 0 else []):
                 for parity in (0, 1):
-                    if fold != fold_id and fold_id >= 0:
+                    if fold != fold_id:
                         parts[training_halves(parity, fold, fold_id, n_folds)].append(pair[parity])
             halves = [_sum(part, samples) for part in parts]
             fold_baselines, values, has_value, fold_fit, fold_pooled, fold_errors = _linear_fold(
@@ -348,16 +348,36 @@ def _chosen_fit(
     held_out = [(samples.features[rows], _targets(samples, rows, completion)) for rows in (split == 0, split == 1)]
     choices, errors = [], []
     for number, memory in enumerate(candidates):
-        systems = [memory.plus(halves[half]) for half in (0, 1)]
-        for size in sizes:
-            error = 0.0
-            for half in (0, 1):
-                fit = _fit(systems[1 - half], completion, ridge, size, held_out[1 - half][1])
-                features, targets = held_out[half]
-                error += float(np.sum((fit.values(features) - targets) ** 2))
-            choices.append((number, size))
-            errors.append(error)
+        choices += [(number, size) for size in sizes]
+        errors += halves_errors(memory, halves, held_out, completion, ridge, sizes)
     return choices[int(np.argmin(errors))]
+
+
+def halves_errors(
+    memory: System,
+    halves: list[Equations],
+    held_out: list[tuple[np.ndarray, np.ndarray]],
+    completion: Fit | None,
+    ridge: float,
+    sizes: list[int],
+) -> list[float]:
+    """
+    :param memory: a candidate's remembered rollouts' equations
+    :param halves: the statistics of the two halves of the training trajectories
+    :param held_out: each half's features and targets (its returns, completed by ``completion``)
+    :return: per size, the squared error of the fit on one half and the memory in predicting the other half, summed
+        over both ways (``_chosen_fit``'s score)
+    """
+    systems = [memory.plus(halves[half]) for half in (0, 1)]
+    errors = []
+    for size in sizes:
+        error = 0.0
+        for half in (0, 1):
+            fit = _fit(systems[1 - half], completion, ridge, size, held_out[1 - half][1])
+            features, targets = held_out[half]
+            error += float(np.sum((fit.values(features) - targets) ** 2))
+        errors.append(error)
+    return errors
 
 
 def _equations(samples: Samples, rows: np.ndarray) -> Equations:

@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from sb3_gpg.estimator import cross_fitting
-from sb3_gpg.estimator.baseline_memory import VALUE_ITERATIONS
 from sb3_gpg_bench.baseline_variants import variants_on_saved
 
 HERE = Path(__file__).parent
@@ -78,21 +77,17 @@ class Recorder:
             "halves_error": {},
             "held_out": {},
         }
+        held_out = [
+            (samples.features[rows], cross_fitting._targets(samples, rows, completion)) for rows in (split == 0, split == 1)
+        ]
         for number, memory in enumerate(candidates):
             system = memory.plus(halves[0].plus(halves[1]))
             for size in sizes:
-                fit = cross_fitting._fit(system, completion, ridge, size, cross_fitting._targets(samples, train, completion))
-                for _ in range(VALUE_ITERATIONS if completion is not None else 0):
-                    fit = cross_fitting._fit(system, fit, ridge, size, cross_fitting._targets(samples, train, fit))
+                fit = cross_fitting._iterated_fit(system, completion, ridge, size, samples, train)
                 fold["held_out"][number, size] = float(np.sum((fit.values(samples.features[own]) - targets) ** 2))
-                if fold["halves"]:
-                    error = 0.0
-                    for half in (0, 1):
-                        held = cross_fitting._targets(samples, split == 1 - half, completion)
-                        half_fit = cross_fitting._fit(memory.plus(halves[1 - half]), completion, ridge, size, held)
-                        mine = cross_fitting._targets(samples, split == half, completion)
-                        error += float(np.sum((half_fit.values(samples.features[split == half]) - mine) ** 2))
-                    fold["halves_error"][number, size] = error
+            if fold["halves"]:
+                errors = cross_fitting.halves_errors(memory, halves, held_out, completion, ridge, sizes)
+                fold["halves_error"] |= {(number, size): error for size, error in zip(sizes, errors, strict=True)}
         self.rollouts[-1].append(fold)
         return chosen
 
