@@ -279,6 +279,20 @@ class BaselineWithoutTime(BaseCallback):
         estimate_module.linear_features = self._features  # type: ignore[attr-defined]
 
 
+class GoalLapses(BaseCallback):
+    """
+    The linear baseline's goal lapse (``optimism``: a goal found counts as seen only until ``LAPSE_EPISODES`` episodes
+    in a row after it have run to the limit) under any GAE's lambda, where the algorithm keeps it to
+    ``gae_lambda="auto"``: the model's group buffer's memory is told to lapse when training starts. A diagnostic.
+    """
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_start(self) -> None:
+        self.model.rollout_buffer.baseline_memory.goal_lapses = True  # type: ignore[attr-defined]
+
+
 class HeldOutResiduals(RolloutEndCallback):
     """
     Append, per rollout of a GPG model, ``{"steps", "n", "returns_mean", "returns_var", "residuals_mean",

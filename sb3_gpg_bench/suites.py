@@ -402,6 +402,7 @@ TIME_CRITIC = "sb3_gpg_bench.critic_variants.TimeCritic"
 MC_CRITIC = "sb3_gpg_bench.critic_variants.MonteCarloCritic"
 LINEAR_CRITIC_CALLBACK = "sb3_gpg_bench.critic_variants.LinearCritic"
 WITHOUT_TIME = "sb3_gpg_bench.critic_variants.BaselineWithoutTime"
+GOAL_LAPSES = "sb3_gpg_bench.critic_variants.GoalLapses"
 
 
 def both_lambdas(name: str, baseline_kwargs: str) -> list[Setting]:
@@ -587,6 +588,15 @@ SWAP = [
     *both_lambdas("gpg_swap_pooled32_previous_folds8", "'pooled_memory':32,'pooled_choice':'previous','n_folds':8"),
     # and with the default's 2 folds
     *both_lambdas("gpg_swap_pooled32_previous", "'pooled_memory':32,'pooled_choice':'previous'"),
+    # the optimism's goal lapsing under the entry's lambda too (as under "auto"), alone and with 8 folds, whose first
+    # goal on Acrobot-v1 comes later
+    Setting("gpg_swap_lapse", "gpg", (*CONSTRUCTOR_ESTIMATOR, f"callback:{GOAL_LAPSES!r}"), PPO_ENTRY),
+    Setting(
+        "gpg_swap_folds8_lapse",
+        "gpg",
+        (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'n_folds':8}", f"callback:{GOAL_LAPSES!r}"),
+        PPO_ENTRY,
+    ),
     # the constructor's gae_lambda with the linear baseline fitted on the returns whatever lambda a rollout takes
     # (Ant-v5: does the lambda-returns' fit or the policy explain less of the returns?)
     Setting(

@@ -19,6 +19,7 @@ from sb3_gpg_bench.critic_variants import (
     AdvantageSignal,
     BaselineWithoutTime,
     FreshCritic,
+    GoalLapses,
     LinearCritic,
     MonteCarloCritic,
     ReturnsExplained,
@@ -149,6 +150,13 @@ def test_baseline_without_time_fits_the_observation_alone_and_is_put_back():
     # the rollout is one row)
     rollouts = [features for _, features in seen if len(features) > 1]
     assert rollouts and all(np.ptp(f[:, 1:4], axis=0).max() == 0 and np.ptp(f[:, 4:7], axis=0).min() > 0 for f in rollouts)
+
+
+def test_goal_lapses_under_a_given_lambda_once_told():
+    model = GPG("MlpPolicy", "MountainCar-v0", n_steps=32, batch_size=32, n_epochs=1, gae_lambda=0.95, seed=0, device="cpu")
+    assert not model.rollout_buffer.baseline_memory.goal_lapses  # the algorithm lapses under "auto" only
+    model.learn(32, callback=GoalLapses())
+    assert model.rollout_buffer.baseline_memory.goal_lapses
 
 
 def _cartpole_rollout(callbacks):
