@@ -597,6 +597,17 @@ SWAP = [
         (*CONSTRUCTOR_ESTIMATOR, "baseline_kwargs:{'n_folds':8}", f"callback:{GOAL_LAPSES!r}"),
         PPO_ENTRY,
     ),
+    # and the lagged choice of the pooled candidate with 8 folds, with the lapse
+    Setting(
+        "gpg_swap_pooled32_previous_folds8_lapse",
+        "gpg",
+        (
+            *CONSTRUCTOR_ESTIMATOR,
+            "baseline_kwargs:{'pooled_memory':32,'pooled_choice':'previous','n_folds':8}",
+            f"callback:{GOAL_LAPSES!r}",
+        ),
+        PPO_ENTRY,
+    ),
     # the constructor's gae_lambda with the linear baseline fitted on the returns whatever lambda a rollout takes
     # (Ant-v5: does the lambda-returns' fit or the policy explain less of the returns?)
     Setting(
