@@ -11,10 +11,12 @@ import pytest
 import torch as th
 from gymnasium.wrappers import TimeAwareObservation
 from stable_baselines3 import PPO
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.logger import HumanOutputFormat, Logger
 
 from sb3_gpg import GPG
+from sb3_gpg.estimator.optimism import LAPSE_EPISODES
 from sb3_gpg_bench.critic_variants import (
     AdvantageSignal,
     BaselineWithoutTime,
@@ -152,11 +154,26 @@ def test_baseline_without_time_fits_the_observation_alone_and_is_put_back():
     assert rollouts and all(np.ptp(f[:, 1:4], axis=0).max() == 0 and np.ptp(f[:, 4:7], axis=0).min() > 0 for f in rollouts)
 
 
-def test_goal_lapses_under_a_given_lambda_once_told():
-    model = GPG("MlpPolicy", "MountainCar-v0", n_steps=32, batch_size=32, n_epochs=1, gae_lambda=0.95, seed=0, device="cpu")
-    assert not model.rollout_buffer.baseline_memory.goal_lapses  # the algorithm lapses under "auto" only
-    model.learn(32, callback=GoalLapses())
-    assert model.rollout_buffer.baseline_memory.goal_lapses
+class _GoalSeenLongAgo(BaseCallback):
+    """A goal counts as seen, with one episode short of the lapse at the limit since (set when training starts)."""
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_start(self) -> None:
+        memory = self.model.rollout_buffer.baseline_memory
+        memory.goal_seen, memory.limits_since_goal = True, LAPSE_EPISODES - 1
+
+
+@pytest.mark.parametrize("told", [False, True])
+def test_goal_lapses_under_a_given_lambda_once_told(told):
+    # one env, 256 steps: a random policy's first MountainCar episode runs to the 200-step limit inside the rollout
+    model = GPG("MlpPolicy", "MountainCar-v0", n_steps=256, batch_size=64, n_epochs=1, gae_lambda=0.95, seed=0, device="cpu")
+    callbacks = [GoalLapses(), _GoalSeenLongAgo()] if told else [_GoalSeenLongAgo()]
+    model.learn(256, callback=CallbackList(callbacks))
+    memory = model.rollout_buffer.baseline_memory
+    assert memory.limits_since_goal >= LAPSE_EPISODES
+    assert memory.goal_seen is not told  # the algorithm lapses under "auto" only
 
 
 def _cartpole_rollout(callbacks):

@@ -6,7 +6,8 @@ estimator with 2 folds and with 8; per rollout, the correlation of the two estim
 where an episode found the goal, its samples' mean advantage in standard deviations of the rollout's. Nothing is
 learned, so any difference is the estimate's. Writes ``pooled_candidate/folds_acrobot/signal_seed<seed>.md``.
 
-    python benchmarks/swap/diagnosis/folds_signal.py --seed 104 --rollouts 12
+    python benchmarks/swap/diagnosis/folds_signal.py --seed 101
+    python benchmarks/swap/diagnosis/folds_signal.py --seed 104
 """
 
 import argparse
@@ -24,11 +25,11 @@ N_ENVS, N_STEPS, LIMIT = 16, 256, 500
 
 
 class Advantages(BaseCallback):
-    """Keeps each rollout's advantages and which samples belong to an episode that ended before the time limit."""
+    """Keeps each rollout's advantages, which samples belong to an episode that ended before the time limit, and its rewards."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.rollouts: list[tuple[np.ndarray, np.ndarray]] = []
+        self.rollouts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def _on_step(self) -> bool:
         return True
@@ -36,19 +37,21 @@ class Advantages(BaseCallback):
     def _on_rollout_end(self) -> None:
         buffer = self.model.rollout_buffer
         starts, times = buffer.episode_starts, buffer.episode_times  # type: ignore[attr-defined]
+        # a step ends an episode where the next starts one, the last step where its env was done
+        ends = np.concatenate([starts[1:].astype(bool), np.asarray(self.locals["dones"], dtype=bool)[None]])
         goal = np.zeros(starts.shape, dtype=bool)
         for env in range(starts.shape[1]):
             begin = 0
-            for end in np.flatnonzero(starts[1:, env]):  # step `end` ends an episode where the next starts one
+            for end in np.flatnonzero(ends[:, env]):
                 goal[begin : end + 1, env] = times[end, env] + 1 < LIMIT
                 begin = end + 1
-        self.rollouts.append((buffer.advantages.copy(), goal))
+        self.rollouts.append((buffer.advantages.copy(), goal, buffer.rewards.copy()))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=104)
-    parser.add_argument("--rollouts", type=int, default=12)
+    parser.add_argument("--rollouts", type=int, default=16)
     args = parser.parse_args()
     th.set_num_threads(1)
     kept = {}
@@ -63,7 +66,8 @@ def main() -> None:
         "| rollout | correlation | spread, 2 folds | spread, 8 folds | goal samples | their mean z, 2 folds | 8 folds |",
         "|---|---|---|---|---|---|---|",
     ]
-    for index, ((two, goal), (eight, _)) in enumerate(zip(kept[2], kept[8], strict=True)):
+    for index, ((two, goal, rewards), (eight, _, same_rewards)) in enumerate(zip(kept[2], kept[8], strict=True)):
+        assert np.array_equal(rewards, same_rewards), "the two fold counts were to see the same rollouts"
         z = [f"{((a - a.mean()) / a.std())[goal].mean():.2f}" if goal.any() else "" for a in (two, eight)]
         lines.append(
             f"| {index} | {np.corrcoef(two.ravel(), eight.ravel())[0, 1]:.3f} | {two.std():.3f} | {eight.std():.3f} | "

@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--candidate", default=CANDIDATE, help="the candidate's setting")
     parser.add_argument("--folder", type=Path, default=FOLDER, help="the folder of its runs (and of the screen's table)")
     parser.add_argument("--reference", help="the reference's setting, run in the same folder (default: those above)")
-    parser.add_argument("--tasks", nargs="+", default=list(swap_rules.NEVER_THERE), help="with --reference: the tasks")
+    parser.add_argument("--tasks", nargs="+", choices=list(swap_rules.NEVER_THERE), default=list(swap_rules.NEVER_THERE))
     parser.add_argument("--seeds", nargs="+", type=int, default=[100, 101], help="with --reference: the seeds")
     args = parser.parse_args()
     candidate_setting, folder = args.candidate, args.folder
