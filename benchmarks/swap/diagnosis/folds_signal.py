@@ -25,7 +25,7 @@ N_ENVS, N_STEPS, LIMIT = 16, 256, 500
 
 
 class Advantages(BaseCallback):
-    """Keeps each rollout's advantages, which samples belong to an episode that ended before the time limit, and its rewards."""
+    """Keeps each rollout's advantages, its samples in episodes that ended before the time limit, and its rewards."""
 
     def __init__(self) -> None:
         super().__init__()
