@@ -50,6 +50,7 @@ import sb3_gpg
 from sb3_gpg import GPG
 from sb3_gpg.estimator import GroupOptions, estimate
 from sb3_gpg.estimator.baseline_memory import BaselineMemory
+from sb3_gpg.estimator.fitted_baselines import remembered_rollouts
 from sb3_gpg_bench.experiments import make_envs
 
 # (env id, n_envs, binning, VecEnv): every backend at 16 envs; DummyVecEnv against EnvPool at 128 and 1,024 envs
@@ -317,6 +318,11 @@ ESTIMATOR_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("linear, memory 8", dict(baseline="linear", baseline_kwargs=dict(fourier=0, fourier_seed=0))),
     ("linear, memory 32", dict(baseline="linear", baseline_kwargs=dict(memory=32, recency=0.9, fourier=0, fourier_seed=0))),
     ("linear, the default (memory 8, 256 Fourier features)", dict(baseline="linear", baseline_kwargs=dict(fourier_seed=0))),
+    ("the default with 8 folds", dict(baseline="linear", baseline_kwargs=dict(n_folds=8, fourier_seed=0))),
+    (
+        "the default with 8 folds and the lagged choice of a pooled level over 32 rollouts",
+        dict(baseline="linear", baseline_kwargs=dict(n_folds=8, pooled_memory=32, pooled_choice="previous", fourier_seed=0)),
+    ),
 ]
 
 
@@ -329,7 +335,7 @@ def estimator_times(repeats: int, seed: int) -> str:
         options = GroupOptions(truncated_returns="bootstrap", **kwargs).checked(17)
         cells = []
         for _, n_envs, n_steps in ESTIMATOR_SHAPES:
-            memory = BaselineMemory((options.baseline_kwargs or {}).get("memory", 0))
+            memory = BaselineMemory(remembered_rollouts(options.baseline_kwargs))
             times = []
             for repeat in range(repeats + 32):  # the memory fills first
                 observations = rng.normal(size=(n_steps, n_envs, 17)).astype(np.float32)
