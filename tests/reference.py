@@ -533,7 +533,8 @@ class ReferenceGPG:
                 complete = [sample for sample in train if sample.g == 0]
                 if complete or remembered:
                     completion = self.ranged_fit(complete, remembered, None, CANDIDATE_SIZES[0], level)
-        if kwargs["pooled_choice"] == "previous" and len(candidates) > 1:
+        # under "previous" too, a fold without two training trajectories to halve keeps the level given
+        if kwargs["pooled_choice"] == "previous" and len(candidates) > 1 and len({s.rank for s in train}) > 1:
             chosen = 1 if self.memory[-1]["prefers_pooled"] else 0
             for number, candidate in enumerate(candidates):
                 _, candidate_size = self.chosen_fit(train, [candidate], completion, n_features)

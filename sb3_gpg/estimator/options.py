@@ -70,8 +70,9 @@ class GroupOptions:
         rollouts' levels on a line in their age; ``"pooled"``, one level for all; ``baseline_memory.LEVELS``),
         ``pooled_memory`` and ``pooled_recency`` (linear, 0: off; each fold also tries one level for the last
         ``pooled_memory`` rollouts, weighing ``pooled_recency ** k`` uncapped, and takes it where its held-out halves'
-        returns say it predicts better, or with ``pooled_choice="previous"`` every fold takes the candidate whose folds
-        predicted the previous rollout's returns best; ``cross_fitting``), ``fourier``, ``fourier_scale`` and ``fourier_seed``
+        returns say it predicts better, or with ``pooled_choice="previous"`` every fold with two halves takes the
+        candidate whose folds predicted the previous rollout's returns best; ``cross_fitting``), ``fourier``,
+        ``fourier_scale`` and ``fourier_seed``
         (linear: random Fourier features of the observation; None: a seed drawn from the model's), ``choose_size``
         (linear: each fold chooses how many of the features it fits on held-out halves of its training trajectories; False: all
         of them), ``optimism`` (linear, True by default: while every step costs the same and no episode has found the

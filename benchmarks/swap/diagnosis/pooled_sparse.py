@@ -4,10 +4,11 @@ tuning seeds 100 and 101, each run's first goal (the first evaluation above the 
 and mean of the last five, against the default's runs named there; passes if every run reaches the goal and none
 later than twice its reference on its seed. Writes ``pooled_candidate/screen_sparse.md`` (for another candidate's
 setting, ``screen_sparse_<setting>.md``). With ``--reference``, the reference is that setting's runs in the same
-folder (a screen whose references were rerun on its CPU beside it), on ``--tasks`` and ``--seeds``.
+folder (a screen whose references were rerun on its CPU beside it), on ``--tasks`` and ``--seeds``; ``--name`` names
+another file, for a second screen of one candidate in one folder.
 
     python benchmarks/swap/diagnosis/pooled_sparse.py [--candidate gpg_swap_pooled32_previous_folds8] [--folder DIR]
-        [--reference gpg_swap_lambda_default --tasks Acrobot-v1 --seeds 100 101 104 105]
+        [--reference gpg_swap_lambda_default --tasks Acrobot-v1 --seeds 100 101 104 105] [--name FILE]
 """
 
 import argparse
@@ -37,6 +38,7 @@ def main() -> None:
     parser.add_argument("--reference", help="the reference's setting, run in the same folder (default: those above)")
     parser.add_argument("--tasks", nargs="+", choices=list(swap_rules.NEVER_THERE), default=list(swap_rules.NEVER_THERE))
     parser.add_argument("--seeds", nargs="+", type=int, default=[100, 101], help="with --reference: the seeds")
+    parser.add_argument("--name", help="the screen's file in the folder (by default screen_sparse[_<setting>].md)")
     args = parser.parse_args()
     candidate_setting, folder = args.candidate, args.folder
     references = (
@@ -61,7 +63,7 @@ def main() -> None:
         lines.append(f"| {task} | {seed} | {cells[0]} | {cells[1]} | {verdict} |")
     against = f" against {args.reference}" if args.reference else ""
     lines += ["", f"Screen 1{against}: {'passes' if passed else 'fails'}."]
-    name = "screen_sparse.md" if candidate_setting == CANDIDATE else f"screen_sparse_{candidate_setting}.md"
+    name = args.name or ("screen_sparse.md" if candidate_setting == CANDIDATE else f"screen_sparse_{candidate_setting}.md")
     (folder / name).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
