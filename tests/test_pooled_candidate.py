@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sb3_gpg.common.buffers import GroupRolloutBuffer
-from tests.helpers import RolloutEstimator
+from tests.helpers import RolloutEstimator, assert_estimate_matches
 from tests.reference import ReferenceGPG
 from tests.test_state_aware import GAMMA, N_ENVS, assert_filled_as_the_reference, fill, make_buffer, rollouts
 
@@ -169,10 +169,41 @@ def test_a_rollout_of_one_trajectory_trains_as_without_the_candidate(pooled_choi
         rollout = (observations, rewards, starts, np.zeros(1, dtype=bool), rng.normal(size=(1, 3)).astype(np.float32))
         result, off = pooled(*rollout), alone(*rollout)
         np.testing.assert_array_equal(result.advantages, off.advantages)
-        assert "pooled_share" not in result.stats or result.stats["pooled_share"] == 0.0
+        # the first rollout has no memory, hence no candidate; every later one has it and keeps the level given
+        assert result.stats.get("pooled_share") == (None if number == 0 else 0.0)
     assert len(pooled.memory) == 6 and len(alone.memory) == 2
     if one_cost:
         assert off.stats.get("optimism_raised") == 1.0  # guard: the optimism acted, on the default's memory
+
+
+@pytest.mark.parametrize("n_folds", [2, 8])
+def test_the_lagged_choice_matches_the_reference_on_rollouts_of_one_to_three_trajectories(n_folds):
+    # One env, 8 steps a rollout: one, two or three trajectories. A fold that trains on two of them or more has halves
+    # and takes the previous rollout's choice (with 8 folds every fold of a rollout of three, with 2 one of its two);
+    # with one or two trajectories every fold keeps the level given
+    options = dict(baseline="linear", binning="time", truncated_returns="bootstrap")
+    kwargs = dict(fourier=8, fourier_seed=0, memory=2, pooled_memory=4, pooled_choice="previous", target="returns")
+    kwargs["n_folds"] = n_folds
+    estimator = RolloutEstimator(1, 0.9, gae_lambda=0.8, **options, baseline_kwargs=kwargs)
+    reference = ReferenceGPG(1, 0.9, gae_lambda=0.8, **options, baseline_kwargs=kwargs)
+    rng = np.random.default_rng(5)
+    kept_though_preferred, taken = 0, 0
+    for number, n_trajectories in enumerate([3, 3, 3, 2, 3, 3, 1, 3, 2, 3, 3, 2]):
+        observations = rng.normal(size=(8, 1, 3)).astype(np.float32)
+        rewards = observations[..., 0] + 0.1 * rng.normal(size=(8, 1)).astype(np.float32)
+        starts = np.zeros((8, 1), dtype=np.float32)
+        starts[0] = number == 0
+        starts[[3, 6][: n_trajectories - 1]] = 1.0
+        rollout = (observations, rewards, starts, np.zeros(1, dtype=bool), rng.normal(size=(1, 3)).astype(np.float32))
+        prefers = bool(len(estimator.memory) and estimator.memory.rollouts[-1].prefers_pooled)
+        result = estimator(*rollout)
+        assert_estimate_matches(result, reference.advantages(*rollout), tolerance=1e-4)
+        share = result.stats.get("pooled_share")
+        kept_though_preferred += int(n_trajectories < 3 and prefers and share == 0.0)
+        taken += int(share is not None and share > 0.0)
+    # guards: some rollouts took the pooled level, and some of one or two trajectories kept their own though the
+    # rollout before preferred it
+    assert taken and kept_though_preferred, (taken, kept_though_preferred)
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ takes, with its size, whichever of the two fits on one half of its training traj
 other half best, so it keeps the level of its own where the returns have moved. Halves of few trajectories make that a
 noisy choice; with ``pooled_choice="previous"`` every fold takes the candidate (its size still chosen on the halves)
 whose folds predicted the previous rollout's returns best, held out: a choice on a whole rollout's evidence that reads
-none of the current returns, and lags a drift by one rollout. Under either choice a fold without two halves (a rollout
-of one trajectory) keeps the level given.
+none of the current returns, and lags a drift by one rollout. Under either choice a fold without two halves (one that trains on
+fewer than two trajectories: every fold of a rollout of one or two) keeps the level given.
 
 Pure array code on one group's samples, env-major (see ``returns.env_major``); nothing here knows of Stable-Baselines3.
 """
@@ -251,8 +251,8 @@ def _linear_fold(
             completion = _fit(start, None, ridge, BASE_FEATURES, _targets(samples, complete, None))
     current = halves[0].plus(halves[1]) if train.any() else None
     errors = np.zeros(2)
-    # a fold without two halves (a rollout of one trajectory, fitted on the memory alone) keeps the level given under
-    # either choice: the previous rollout's errors would hand the pooled level to a fit that reads no current level
+    # a fold without two halves (trained on fewer than two trajectories, or on the memory alone) keeps the level given
+    # under either choice: the previous rollout's errors would hand the pooled level to a fit that reads no current level
     if take is not None and len(candidates) > 1 and halves[0].n_samples and halves[1].n_samples:
         # each candidate at its size on the halves, both scored on the own samples for the next rollout's choice
         sizes = [
