@@ -182,8 +182,9 @@ def test_the_lagged_choice_matches_the_reference_on_rollouts_of_one_to_three_tra
     # and takes the previous rollout's choice (with 8 folds every fold of a rollout of three, with 2 one of its two);
     # with one or two trajectories every fold keeps the level given
     options = dict(baseline="linear", binning="time", truncated_returns="bootstrap")
-    kwargs = dict(fourier=8, fourier_seed=0, memory=2, pooled_memory=4, pooled_choice="previous", target="returns")
-    kwargs["n_folds"] = n_folds
+    kwargs = dict(
+        fourier=8, fourier_seed=0, memory=2, pooled_memory=4, pooled_choice="previous", target="returns", n_folds=n_folds
+    )
     estimator = RolloutEstimator(1, 0.9, gae_lambda=0.8, **options, baseline_kwargs=kwargs)
     reference = ReferenceGPG(1, 0.9, gae_lambda=0.8, **options, baseline_kwargs=kwargs)
     rng = np.random.default_rng(5)

@@ -253,7 +253,7 @@ def _linear_fold(
     errors = np.zeros(2)
     # a fold without two halves (trained on fewer than two trajectories, or on the memory alone) keeps the level given
     # under either choice: the previous rollout's errors would hand the pooled level to a fit that reads no current level
-    if take is not None and len(candidates) > 1 and halves[0].n_samples and halves[1].n_samples:
+    if take is not None and len(candidates) > 1 and _two_halves(halves):
         # each candidate at its size on the halves, both scored on the own samples for the next rollout's choice
         sizes = [
             _chosen_fit(samples, split, halves, [candidate], completion, ridge, kwargs["choose_size"])[1]
@@ -344,7 +344,7 @@ def _chosen_fit(
         chosen, else the time's alone
     """
     n_features = samples.features.shape[1]
-    if not (halves[0].n_samples and halves[1].n_samples) or (len(candidates) == 1 and not choose_size):
+    if not _two_halves(halves) or (len(candidates) == 1 and not choose_size):
         return 0, n_features if candidates[0].remembered or not choose_size else BASE_FEATURES
     sizes = sorted({min(size, n_features) for size in (*CANDIDATE_SIZES, n_features)}) if choose_size else [n_features]
     # each half's rows, features and targets once, for every candidate and size
@@ -354,6 +354,11 @@ def _chosen_fit(
         choices += [(number, size) for size in sizes]
         errors += halves_errors(memory, halves, held_out, completion, ridge, sizes)
     return choices[int(np.argmin(errors))]
+
+
+def _two_halves(halves: list[Equations]) -> bool:
+    """:return: whether both halves of a fold's training trajectories hold samples (it trains on two or more)"""
+    return bool(halves[0].n_samples and halves[1].n_samples)
 
 
 def halves_errors(

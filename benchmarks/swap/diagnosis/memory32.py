@@ -78,6 +78,13 @@ def late_verdict(over: dict, candidate: str, reference: str) -> str:
     )
 
 
+def not_behind_verdict(over: dict, candidate: str, reference: str) -> str:
+    """:return: screen 3's verdict: the second half not behind by more than the larger std"""
+    behind, spread = difference(over["second half"], candidate, reference)
+    verdict = "passes" if behind >= -spread else "rejected as measured"
+    return f"Second half not behind by more than the larger std ({spread:,.1f}): {behind >= -spread}. Screen: {verdict}."
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default=TASK)
@@ -110,21 +117,16 @@ def main() -> None:
         for measure in ("second half", "last five", "final")
     }
     lines.append("")
-    for measure, values in over.items():
+    for measure in over if args.rule == "late" else ["second half"]:
+        values = over[measure]
         lines.append(
             f"{measure.capitalize()}, mean ± std over seeds: {candidate} {values[candidate].mean():,.1f} ± "
             f"{values[candidate].std():,.1f}, {reference} {values[reference].mean():,.1f} ± {values[reference].std():,.1f}."
         )
-        if args.rule != "late":
-            break
     if args.rule == "late":
         lines.append(late_verdict(over, candidate, reference))
     elif args.rule == "not-behind":
-        behind, spread = difference(over["second half"], candidate, reference)
-        verdict = "passes" if behind >= -spread else "rejected as measured"
-        lines.append(
-            f"Second half not behind by more than the larger std ({spread:,.1f}): {behind >= -spread}. Screen: {verdict}."
-        )
+        lines.append(not_behind_verdict(over, candidate, reference))
     else:
         lines.append(screen_verdict(read, over, candidate, reference, seeds))
     name = args.name or ("screen.md" if args.task == TASK else f"screen_{args.task}.md")
