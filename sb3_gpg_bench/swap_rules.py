@@ -157,6 +157,7 @@ def candidate_rule(
     candidate: str,
     seeds: list[int],
     unchanged: Mapping[str, tuple[Path, str]] | None = None,
+    candidate_auto: str | None = None,
 ) -> None:
     """
     Print a candidate default's 17-task rule against the current default rerun on the same code: per task PPO's mean
@@ -171,6 +172,7 @@ def candidate_rule(
     :param seeds: the seeds every task's runs are compared on
     :param unchanged: the tasks on which the candidate trains as the reference does, each with the folder and setting
         of the runs that stand for both
+    :param candidate_auto: the candidate's setting on ``AUTO_LAMBDA_TASKS`` where it is not ``candidate`` + "_auto"
     """
     random = json.loads((PREVIOUS / "random_scores.json").read_text())
     rows = ["| task | PPO (seeds 100-101) | default, rerun | candidate | difference | spread | verdict |", "|---" * 7 + "|"]
@@ -178,7 +180,7 @@ def candidate_rule(
     verdicts: dict[str, list[str]] = {}
     missing: dict[str, list[int]] = {}
     for task in tasks():
-        names = (AUTO_LAMBDA, f"{candidate}_auto") if task in AUTO_LAMBDA_TASKS else (reference, candidate)
+        names = (AUTO_LAMBDA, candidate_auto or f"{candidate}_auto") if task in AUTO_LAMBDA_TASKS else (reference, candidate)
         task_roots = roots
         if unchanged and task in unchanged:
             root, setting = unchanged[task]
