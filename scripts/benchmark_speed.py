@@ -18,10 +18,12 @@ Run from the repository root:
     python scripts/benchmark_speed.py --configs LunarLander-v3:128:time:dummy LunarLander-v3:128:time:envpool2 \
         --output benchmarks/speed_envpool_threads.md   # EnvPool on every core of this machine
     python scripts/benchmark_speed.py --estimator --output benchmarks/speed_estimator.md  # the estimator's options alone
+    python scripts/benchmark_speed.py --estimator --shapes BipedalWalker-v3:32:2048:24  # on another entry's rollouts
 
 ``--estimator`` times the advantage estimation alone (``sb3_gpg.estimator.estimate``) on random rollouts of the MuJoCo
-entries' shapes, for the fitted baselines' options: the CPU time of one rollout's estimate (``time.process_time``,
-which other processes on the machine barely move), the median over the repeats, with the memory already full.
+entries' shapes (or ``--shapes``), for the fitted baselines' options: the CPU time of one rollout's estimate
+(``time.process_time``, which other processes on the machine barely move), the median over the repeats, with the memory
+already full.
 """
 
 import argparse
@@ -310,8 +312,8 @@ def markdown(results: list[dict], args: argparse.Namespace, wall_time: float, lo
     return "\n".join(lines) + "\n"
 
 
-# (label, n_envs, n_steps): the rollouts of gpg.yml's Walker2d-v5 and HalfCheetah-v5 entries, 17-dimensional observations
-ESTIMATOR_SHAPES = [("Walker2d-v5", 8, 512), ("HalfCheetah-v5", 32, 64)]
+# (label, n_envs, n_steps, observation size): the rollouts of gpg.yml's Walker2d-v5 and HalfCheetah-v5 entries
+ESTIMATOR_SHAPES = [("Walker2d-v5", 8, 512, 17), ("HalfCheetah-v5", 32, 64, 17)]
 ESTIMATOR_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("time bins", dict(baseline="bins")),
     ("linear, each rollout alone", dict(baseline="linear", baseline_kwargs=dict(memory=0, fourier=0, fourier_seed=0))),
@@ -326,19 +328,28 @@ ESTIMATOR_OPTIONS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def estimator_times(repeats: int, seed: int) -> str:
+def estimator_shape(text: str) -> tuple[str, int, int, int]:
+    """:return: ``LABEL:N_ENVS:N_STEPS:OBS_SIZE`` as a row of ``ESTIMATOR_SHAPES``"""
+    try:
+        label, n_envs, n_steps, obs_size = text.split(":")
+        return label, int(n_envs), int(n_steps), int(obs_size)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a rollout's shape as LABEL:N_ENVS:N_STEPS:OBS_SIZE") from None
+
+
+def estimator_times(repeats: int, seed: int, shapes: list[tuple[str, int, int, int]]) -> str:
     """:return: the table of one rollout's estimate's CPU time (ms) per option and rollout shape"""
     rng = np.random.default_rng(seed)
-    header = " | ".join(f"{label} ({n_envs} x {n_steps})" for label, n_envs, n_steps in ESTIMATOR_SHAPES)
-    lines = [f"| option | {header} |", "|---|" + "---|" * len(ESTIMATOR_SHAPES)]
+    header = " | ".join(f"{label} ({n_envs} x {n_steps}, {size} dims)" for label, n_envs, n_steps, size in shapes)
+    lines = [f"| option | {header} |", "|---|" + "---|" * len(shapes)]
     for name, kwargs in tqdm(ESTIMATOR_OPTIONS, desc="estimator options"):
-        options = GroupOptions(truncated_returns="bootstrap", **kwargs).checked(17)
         cells = []
-        for _, n_envs, n_steps in ESTIMATOR_SHAPES:
+        for _, n_envs, n_steps, obs_size in shapes:
+            options = GroupOptions(truncated_returns="bootstrap", **kwargs).checked(obs_size)
             memory = BaselineMemory(remembered_rollouts(options.baseline_kwargs))
             times = []
             for repeat in range(repeats + 32):  # the memory fills first
-                observations = rng.normal(size=(n_steps, n_envs, 17)).astype(np.float32)
+                observations = rng.normal(size=(n_steps, n_envs, obs_size)).astype(np.float32)
                 starts = (rng.random((n_steps, n_envs)) < 0.005).astype(np.float32)
                 times_in_episode = np.cumsum(np.ones((n_steps, n_envs), dtype=np.int64), axis=0)
                 start = time.process_time()
@@ -375,16 +386,24 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", type=Path, help="markdown file to write (and a .json beside it)")
     parser.add_argument("--estimator", action="store_true", help="time the estimator's options alone (CPU time per rollout)")
+    parser.add_argument(
+        "--shapes",
+        nargs="+",
+        type=estimator_shape,
+        default=ESTIMATOR_SHAPES,
+        metavar="LABEL:N_ENVS:N_STEPS:OBS_SIZE",
+        help="--estimator: the rollouts' shapes (default: gpg.yml's Walker2d-v5 and HalfCheetah-v5)",
+    )
     args = parser.parse_args()
     th.set_num_threads(1)
 
     if args.estimator:
         command, load = " ".join(sys.argv[1:]), os.getloadavg()[0]
-        times = estimator_times(args.repeats, args.seed)
+        times = estimator_times(args.repeats, args.seed, args.shapes)
         report = (
             f"# The estimator's cost per rollout\n\nCommand: `python scripts/benchmark_speed.py {command}`\n\n"
             f"CPU time of one rollout's `estimate` in ms (median of {args.repeats}, the memory full, "
-            "truncated_returns='bootstrap', gae_lambda 0.95; random 17-dimensional observations; the machine's load "
+            "truncated_returns='bootstrap', gae_lambda 0.95; random observations of the sizes given; the machine's load "
             f"average (1 min) {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end). {_machine()}\n\n{times}\n"
         )
         print(report)

@@ -71,6 +71,16 @@ def test_speed_benchmark_smoke(tmp_path):
     assert "iter ratio" in output
 
 
+def test_estimator_benchmark_smoke(tmp_path):
+    run(str(SCRIPTS / "benchmark_speed.py"), "--estimator", "--shapes", "small:2:16:3", "wide:1:8:40", "--repeats", "1",
+        "--output", "estimator.md", cwd=tmp_path)  # fmt: skip
+    lines = (tmp_path / "estimator.md").read_text().splitlines()
+    assert "| option | small (2 x 16, 3 dims) | wide (1 x 8, 40 dims) |" in lines
+    assert sum(line.startswith("| the default with 8 folds") for line in lines) == 2
+    refused = SERVER.run(str(SCRIPTS / "benchmark_speed.py"), "--estimator", "--shapes", "small:2:16", cwd=tmp_path, timeout=600)
+    assert refused.returncode == 2 and "LABEL:N_ENVS:N_STEPS:OBS_SIZE" in refused.stderr
+
+
 @pytest.mark.slow
 def test_gpu_benchmark_smoke_on_the_cpu(tmp_path):
     output = run(str(SCRIPTS / "benchmark_gpu.py"), "--devices", "cpu-1", "cpu-N", "--rows", "mlp-64", "cnn-84x84x1",
