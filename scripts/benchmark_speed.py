@@ -329,16 +329,27 @@ ESTIMATOR_OPTIONS: list[tuple[str, dict[str, Any]]] = [
 
 
 def estimator_shape(text: str) -> tuple[str, int, int, int]:
-    """:return: ``LABEL:N_ENVS:N_STEPS:OBS_SIZE`` as a row of ``ESTIMATOR_SHAPES``"""
+    """
+    :param text: ``LABEL:N_ENVS:N_STEPS:OBS_SIZE``, the three sizes positive
+    :return: the shape as a row of ``ESTIMATOR_SHAPES``
+    """
     try:
-        label, n_envs, n_steps, obs_size = text.split(":")
-        return label, int(n_envs), int(n_steps), int(obs_size)
+        label, *sizes = text.split(":")
+        n_envs, n_steps, obs_size = (int(size) for size in sizes)
+        if min(n_envs, n_steps, obs_size) >= 1:
+            return label, n_envs, n_steps, obs_size
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a rollout's shape as LABEL:N_ENVS:N_STEPS:OBS_SIZE") from None
+        pass
+    raise argparse.ArgumentTypeError(f"{text!r}: give a rollout's shape as LABEL:N_ENVS:N_STEPS:OBS_SIZE, sizes of 1 or more")
 
 
 def estimator_times(repeats: int, seed: int, shapes: list[tuple[str, int, int, int]]) -> str:
-    """:return: the table of one rollout's estimate's CPU time (ms) per option and rollout shape"""
+    """
+    :param repeats: rollouts timed per option and shape, after the memory's
+    :param seed: the random rollouts' seed
+    :param shapes: the rollouts' shapes, as ``ESTIMATOR_SHAPES``
+    :return: the table of one rollout's estimate's CPU time (ms) per option and rollout shape
+    """
     rng = np.random.default_rng(seed)
     header = " | ".join(f"{label} ({n_envs} x {n_steps}, {size} dims)" for label, n_envs, n_steps, size in shapes)
     lines = [f"| option | {header} |", "|---|" + "---|" * len(shapes)]
@@ -395,6 +406,8 @@ def main() -> None:
         help="--estimator: the rollouts' shapes (default: gpg.yml's Walker2d-v5 and HalfCheetah-v5)",
     )
     args = parser.parse_args()
+    if args.shapes is not ESTIMATOR_SHAPES and not args.estimator:
+        parser.error("--shapes times the estimator alone: pass --estimator with it")
     th.set_num_threads(1)
 
     if args.estimator:

@@ -72,13 +72,32 @@ def test_speed_benchmark_smoke(tmp_path):
 
 
 def test_estimator_benchmark_smoke(tmp_path):
-    run(str(SCRIPTS / "benchmark_speed.py"), "--estimator", "--shapes", "small:2:16:3", "wide:1:8:40", "--repeats", "1",
+    run(str(SCRIPTS / "benchmark_speed.py"), "--estimator", "--shapes", "small:2:16:3", "--repeats", "1",
         "--output", "estimator.md", cwd=tmp_path)  # fmt: skip
     lines = (tmp_path / "estimator.md").read_text().splitlines()
-    assert "| option | small (2 x 16, 3 dims) | wide (1 x 8, 40 dims) |" in lines
+    assert "| option | small (2 x 16, 3 dims) |" in lines
     assert sum(line.startswith("| the default with 8 folds") for line in lines) == 2
-    refused = SERVER.run(str(SCRIPTS / "benchmark_speed.py"), "--estimator", "--shapes", "small:2:16", cwd=tmp_path, timeout=600)
-    assert refused.returncode == 2 and "LABEL:N_ENVS:N_STEPS:OBS_SIZE" in refused.stderr
+    script_path = str(SCRIPTS / "benchmark_speed.py")
+    refused = SERVER.run(script_path, "--estimator", "--shapes", "small:2:16", cwd=tmp_path, timeout=600)
+    assert refused.returncode == 2 and "'small:2:16': give a rollout's shape as" in refused.stderr
+    refused = SERVER.run(script_path, "--shapes", "small:2:16:3", cwd=tmp_path, timeout=600)
+    assert refused.returncode == 2 and "pass --estimator" in refused.stderr
+    script = runpy.run_path(script_path)
+    for wrong in ("small:0:16:3", "small:2:16:x", "small:2:16:3:1"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            script["estimator_shape"](wrong)
+    # the rollouts timed have the shape asked for, observation size included
+    estimator_times = script["estimator_times"]
+    module, shapes = estimator_times.__globals__, set()
+    estimate = module["estimate"]
+
+    def recorded(observations, *args, **kwargs):
+        shapes.add(observations.shape)
+        return estimate(observations, *args, **kwargs)
+
+    module["estimate"] = recorded
+    estimator_times(1, 0, [("wide", 1, 8, 40)])
+    assert shapes == {(8, 1, 40)}
 
 
 @pytest.mark.slow
