@@ -16,8 +16,8 @@ takes, with its size, whichever of the two fits on one half of its training traj
 other half best, so it keeps the level of its own where the returns have moved. Halves of few trajectories make that a
 noisy choice; with ``pooled_choice="previous"`` every fold takes the candidate (its size still chosen on the halves)
 whose folds predicted the previous rollout's returns best, held out: a choice on a whole rollout's evidence that reads
-none of the current returns, and lags a drift by one rollout. Under either choice a fold without two halves (one that trains on
-fewer than two trajectories: every fold of a rollout of one or two) keeps the level given.
+none of the current returns, and lags a drift by one rollout. Under either choice a fold without two halves (one that
+trains on fewer than two trajectories: every fold of a rollout of one or two) keeps the level given.
 
 Pure array code on one group's samples, env-major (see ``returns.env_major``); nothing here knows of Stable-Baselines3.
 """

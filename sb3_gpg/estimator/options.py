@@ -72,15 +72,14 @@ class GroupOptions:
         ``pooled_memory`` rollouts, weighing ``pooled_recency ** k`` uncapped, and takes it where its held-out halves'
         returns say it predicts better, or with ``pooled_choice="previous"`` every fold with two halves takes the
         candidate whose folds predicted the previous rollout's returns best; ``cross_fitting``), ``fourier``,
-        ``fourier_scale`` and ``fourier_seed``
-        (linear: random Fourier features of the observation; None: a seed drawn from the model's), ``choose_size``
-        (linear: each fold chooses how many of the features it fits on held-out halves of its training trajectories; False: all
-        of them), ``optimism`` (linear, True by default: while every step costs the same and no episode has found the
-        goal (under ``gae_lambda="auto"``: or since then 16 episodes in a row have run to the limit), the baselines are
-        raised where the fit has seen few samples, for lambda-returns to read as a critic's initial optimism;
-        ``optimism``), ``target`` (linear: ``"auto"``, its own lambda-returns with GAE's lambda where that is below 1,
-        as PPO's critic, and the returns at 1; ``"returns"``; or ``"lambda_returns"``; ``lambda_targets``),
-        ``n_neighbors`` and ``max_samples`` (knn).
+        ``fourier_scale`` and ``fourier_seed`` (linear: random Fourier features of the observation; None: a seed drawn
+        from the model's), ``choose_size`` (linear: each fold chooses how many of the features it fits on held-out
+        halves of its training trajectories; False: all of them), ``optimism`` (linear, True by default: while every
+        step costs the same and no episode has found the goal (under ``gae_lambda="auto"``: or since then 16 episodes in
+        a row have run to the limit), the baselines are raised where the fit has seen few samples, for lambda-returns to
+        read as a critic's initial optimism; ``optimism``), ``target`` (linear: ``"auto"``, its own lambda-returns with
+        GAE's lambda where that is below 1, as PPO's critic, and the returns at 1; ``"returns"``; or
+        ``"lambda_returns"``; ``lambda_targets``), ``n_neighbors`` and ``max_samples`` (knn).
         ``{"memory": 0, "fourier": 0}`` fits each rollout alone on rllab's features
     """
 
